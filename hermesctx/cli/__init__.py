@@ -1,0 +1,145 @@
+"""The ``hermesctx`` command line: a click group whose subcommands load on first use.
+
+Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``
+and only parses options, calls one core function and writes the result. Errors are caught once
+here: one line on stderr (``hermesctx: error: …``) and the documented exit status; the
+traceback only with ``--traceback`` or ``HERMESCTX_TRACEBACK=1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+
+import click
+
+from hermesctx import __version__
+from hermesctx.errors import HermesctxError
+from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+
+# name -> module under hermesctx.cli.commands, in the order --help lists them
+COMMANDS = {
+    "estimate": "estimate",
+    "prune": "prune",
+    "sanitize": "sanitize",
+    "compress": "compress",
+    "cache-mark": "cache_mark",
+    "normalize-usage": "normalize_usage",
+    "spill": "spill",
+    "trajectory": "trajectory",
+    "convert": "convert",
+    "run": "run",
+    "config": "config",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._find(name) is not None]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._find(name)
+
+    @staticmethod
+    def _find(name: str) -> click.Command | None:
+        module_name = COMMANDS.get(name)
+        if module_name is None:
+            return None
+        qualified = f"hermesctx.cli.commands.{module_name}"
+        try:
+            module = importlib.import_module(qualified)
+        except ModuleNotFoundError as exc:
+            if exc.name == qualified:
+                return None  # not built yet
+            raise
+        return module.command
+
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_STATUS_HELP)
+@click.version_option(__version__, "--version", prog_name="hermesctx")
+@click.option("--traceback", is_flag=True, envvar="HERMESCTX_TRACEBACK",
+              help="Show the full traceback of an error (debugging).")
+@click.option("--quiet", "-q", is_flag=True, help="No warnings or reports on stderr.")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool, quiet: bool) -> None:
+    """Keep LLM agent conversations inside their token budgets.
+
+    Every command reads a transcript (a JSON array of messages, a request body, or JSON Lines
+    of either) from FILE or stdin and writes JSON to stdout, so they chain with pipes:
+
+    \b
+        hermesctx sanitize session.json | hermesctx compress | hermesctx cache-mark
+    """
+    from hermesctx.cli.runner import get_env
+
+    env = get_env()
+    env.quiet = env.quiet or quiet
+
+
+def _wants_traceback(args: list[str]) -> bool:
+    flag = os.environ.get("HERMESCTX_TRACEBACK", "").lower() in ("1", "true", "yes")
+    return flag or "--traceback" in args
+
+
+def main() -> None:
+    """Console entry point."""
+    from hermesctx.cli.runner import Env
+
+    sys.exit(run(sys.argv[1:], Env.from_process()))
+
+
+def run(args: list[str], env) -> int:
+    """Run one command line against ``env``; return the exit status (never raises)."""
+    try:
+        try:
+            result = cli.main(args=args, prog_name="hermesctx", standalone_mode=False, obj=env)
+        finally:
+            try:
+                env.stdout.flush()
+            except BrokenPipeError:
+                raise
+            except (OSError, ValueError):
+                pass
+        return int(result) if isinstance(result, int) else ExitStatus.OK
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        message = exc.format_message()
+        ctx = getattr(exc, "ctx", None)
+        hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+        print(f"hermesctx: error: {message}{hint}", file=env.stderr)
+        return ExitStatus.USAGE if exc.exit_code == 2 else exc.exit_code
+    except click.exceptions.Abort:
+        print("hermesctx: interrupted", file=env.stderr)
+        return ExitStatus.INTERRUPTED
+    except HermesctxError as exc:
+        if _wants_traceback(args):
+            traceback.print_exc(file=env.stderr)
+        print(f"hermesctx: error: {exc}", file=env.stderr)
+        return exc.status
+    except KeyboardInterrupt:
+        print("hermesctx: interrupted", file=env.stderr)
+        return ExitStatus.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitStatus.BROKEN_PIPE
+    except Exception as exc:  # a bug: still one line, unless asked for the trace
+        if _wants_traceback(args):
+            traceback.print_exc(file=env.stderr)
+        print(f"hermesctx: error: internal error: {type(exc).__name__}: {exc}; "
+              "rerun with --traceback and report it", file=env.stderr)
+        return ExitStatus.INTERNAL
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point fd 1 at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

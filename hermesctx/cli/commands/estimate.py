@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import click
+
+from hermesctx import io
+from hermesctx.cli.options import (budget_kwargs, budget_options, config_options, input_options,
+                                   model_kwargs, model_options, output_options, settings_from)
+from hermesctx.cli.runner import documents, get_env
+from hermesctx.errors import HermesctxError
+from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+from hermesctx.stages.estimate import EXACT, ROUGH, estimate, format_table
+
+
+@click.command(epilog=EXIT_STATUS_HELP)
+@input_options
+@click.option("--method", type=click.Choice([EXACT, ROUGH]), default=EXACT, show_default=True,
+              help="exact: tiktoken; rough: Hermes's character estimate.")
+@click.option("--encoding", type=click.Choice(["o200k_base", "cl100k_base"]), default=None,
+              help="Encoding for --method exact (default: from the model).")
+@click.option("--usage", "usage_path", type=click.Path(dir_okay=False), default=None,
+              help="Provider usage JSON whose prompt tokens replace the estimate.")
+@click.option("--per-message", is_flag=True, help="Add a row per message.")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@click.option("--tee", is_flag=True, help="Pass the input through to stdout; report on stderr.")
+@click.option("--check", is_flag=True, help="Exit 1 when a request reaches the threshold.")
+@output_options
+@model_options
+@budget_options
+@config_options
+def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, check, pretty, **params):
+    """Report how full the context window is: tokens by part and role, budgets, pressure.
+
+    \b
+    Examples:
+        hermesctx estimate examples/coding-session.json --model claude-sonnet-4-5
+        hermesctx estimate --method rough --format table < session.json
+        cat batch.jsonl | hermesctx estimate --check --model gpt-4o   # exit 1 if over
+        hermesctx estimate --tee session.json | hermesctx compress > out.json
+    """
+    env = get_env()
+    settings = settings_from(params, env.environ)
+    usage = None
+    if usage_path:
+        from hermesctx.stages.normalize_usage import normalize_usage
+
+        usage = normalize_usage(io.read_json_file(usage_path), provider=None)
+    over = False
+    for doc in documents(env, input, jsonl, keep_raw=tee):
+        try:
+            report = estimate(doc.data, **model_kwargs(settings, doc.data), method=method,
+                              encoding=encoding, usage=usage, per_message=per_message,
+                              **budget_kwargs(settings))
+        except HermesctxError as err:
+            raise (err.located(doc.where) if doc.where else err) from None
+        for warning in report.get("warnings", ()):
+            env.warn(warning)
+        over = over or report["would_compress"]
+        text = format_table(report).encode() if fmt == "table" else io.dumps(report, pretty=pretty)
+        if tee:
+            env.stdout.write(doc.raw if doc.raw.endswith(b"\n") else doc.raw + b"\n")
+            env.stderr.write(text.decode())
+        else:
+            env.stdout.write(text)
+    return ExitStatus.CHECK_FAILED if check and over else ExitStatus.OK
+

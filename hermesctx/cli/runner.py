@@ -1,0 +1,150 @@
+"""What every command shares: the injected environment, input, output and reports.
+
+Commands never touch ``sys.*`` directly; they get an :class:`Env` from the click context, so
+tests can run them in-process with their own streams and environment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable, Iterator, Mapping, TextIO
+
+import click
+
+from hermesctx import io
+from hermesctx.errors import FileIOError, HermesctxError, UsageError
+
+
+@dataclass
+class Env:
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: TextIO
+    environ: Mapping[str, str] = field(default_factory=dict)
+    stdin_isatty: bool = False
+    stderr_isatty: bool = False
+    quiet: bool = False
+
+    @classmethod
+    def from_process(cls) -> "Env":
+        return cls(
+            stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, stderr=sys.stderr,
+            environ=os.environ, stdin_isatty=sys.stdin.isatty(),
+            stderr_isatty=sys.stderr.isatty(),
+        )
+
+    def warn(self, message: str) -> None:
+        if not self.quiet:
+            print(f"hermesctx: warning: {message}", file=self.stderr, flush=True)
+
+    def info(self, message: str) -> None:
+        if not self.quiet:
+            print(message, file=self.stderr, flush=True)
+
+    @property
+    def color(self) -> bool:
+        return self.stderr_isatty and "NO_COLOR" not in self.environ
+
+
+def get_env() -> Env:
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, Env):
+        root.obj = Env.from_process()
+    return root.obj
+
+
+@contextmanager
+def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
+    """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file."""
+    if path == "-":
+        if env.stdin_isatty:
+            raise UsageError("no input: pipe a transcript in or name a file",
+                             hint="e.g. hermesctx estimate examples/coding-session.json")
+        yield env.stdin
+        return
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        yield handle
+
+
+def documents(env: Env, path: str, jsonl: bool | None, *,
+              keep_raw: bool = False) -> Iterator[io.Document]:
+    with open_input(env, path) as stream:
+        yield from io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+
+
+class ReportSink:
+    """Per-document reports: a human line on stderr, and/or JSON in ``--report FILE``.
+
+    The file holds one JSON value for a single document and JSON Lines for a batch; it is
+    written to a temporary file beside the target and renamed into place at the end.
+    """
+
+    def __init__(self, env: Env, path: str | None, *, to_stderr: bool = True):
+        self.env = env
+        self.path = path
+        self.to_stderr = to_stderr
+        self._tmp = None
+        if path:
+            directory = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(directory):
+                raise FileIOError(f"cannot write report {path}: no such directory")
+            self._tmp = open(f"{path}.{os.getpid()}.tmp", "wb")
+
+    def add(self, doc: io.Document, report: dict, line: str | None) -> None:
+        if self._tmp is not None:
+            if doc.line is not None:
+                report = {"line": doc.line, **report}
+            self._tmp.write(io.dumps(report))
+        if line and self.to_stderr:
+            self.env.info(f"{doc.where}: {line}" if doc.where else line)
+
+    def close(self, ok: bool = True) -> None:
+        if self._tmp is None:
+            return
+        self._tmp.close()
+        if ok:
+            os.replace(self._tmp.name, self.path)
+        else:
+            os.unlink(self._tmp.name)
+        self._tmp = None
+
+
+Transform = Callable[[Any], tuple[Any, dict | None]]
+
+
+def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, pretty: bool,
+                     report: str | None, describe: Callable[[dict], str] | None = None,
+                     emit: bool = True) -> int:
+    """Run ``fn(document) -> (output, report)`` on every document, writing each output as soon
+    as it is ready (one document at a time: memory does not grow with the batch).
+
+    Errors are located (``line 3: messages[7]: …``); nothing of a failing document is written.
+    Returns how many documents were processed.
+    """
+    sink = ReportSink(env, report)
+    count = 0
+    ok = False
+    try:
+        for doc in documents(env, path, jsonl):
+            try:
+                out, rep = fn(doc.data)
+            except HermesctxError as err:
+                raise (err.located(doc.where) if doc.where else err) from None
+            if emit:
+                env.stdout.write(io.dumps(out, pretty=pretty))
+                env.stdout.flush()
+            if rep is not None:
+                sink.add(doc, rep, describe(rep) if describe else None)
+            count += 1
+        ok = True
+    finally:
+        sink.close(ok)
+    return count

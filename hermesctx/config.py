@@ -1,0 +1,226 @@
+"""Settings: defaults < config file < environment < flags, each value remembering its source.
+
+The config file is YAML with Hermes's own keys (a Hermes ``config.yaml`` works unchanged) plus
+hermesctx's sections. It is found by ``--config FILE``, then ``HERMESCTX_CONFIG``, then
+``./hermesctx.yaml``, then ``$XDG_CONFIG_HOME/hermesctx/config.yaml``. Environment variables
+are ``HERMESCTX_`` + the dotted key upper-cased with dots as underscores
+(``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated (decision D4).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from hermesctx.errors import FileIOError, UsageError
+
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    kind: type | tuple  # expected Python type(s) after coercion
+    check: Callable[[Any], bool] | None = None
+    allowed: str = ""  # human wording of the allowed range, for errors
+    doc: str = ""
+
+
+def _between(lo: float, hi: float, *, open_low: bool = False) -> Callable[[Any], bool]:
+    return (lambda v: lo < v <= hi) if open_low else (lambda v: lo <= v <= hi)
+
+
+_NUMBER = (int, float)
+_OPT_STR = (str, type(None))
+_OPT_INT = (int, type(None))
+
+KEYS: dict[str, Key] = {
+    # Hermes's keys
+    "compression.enabled": Key(True, bool, doc="compress at all (run: compress stages are skipped when false)"),
+    "compression.threshold": Key(0.50, _NUMBER, _between(0, 1, open_low=True), "in (0, 1]",
+                                 "fraction of the context window that triggers compression"),
+    "compression.target_ratio": Key(0.20, _NUMBER, _between(0.10, 0.80), "in [0.10, 0.80]",
+                                    "protected tail as a fraction of the threshold"),
+    "compression.protect_last_n": Key(20, int, lambda v: v >= 1, ">= 1",
+                                      "messages always kept at the end (floor of the tail)"),
+    "compression.protect_first_n": Key(3, int, lambda v: v >= 0, ">= 0",
+                                       "messages always kept at the start"),
+    "compression.abort_on_summary_failure": Key(False, bool),
+    "compression.hygiene_hard_message_limit": Key(5000, int, lambda v: v > 0, "> 0"),
+    "compression.codex_gpt55_autoraise": Key(True, bool),
+    "compression.codex_gpt55_autoraise_notice": Key(True, bool),
+    "compression.codex_app_server_auto": Key("native", str),
+    "compression.in_place": Key(True, bool),
+    "compression.budget_rules": Key("documented", str, lambda v: v in ("documented", "hermes-0.19"),
+                                    "documented or hermes-0.19", "which budget formulas apply (D1)"),
+    "model.default": Key(None, _OPT_STR, doc="model name (context window, encoding, prices)"),
+    "model.provider": Key(None, _OPT_STR),
+    "model.base_url": Key(None, _OPT_STR),
+    "model.context_length": Key(None, _OPT_INT, lambda v: v is None or v > 0, "> 0"),
+    "model.max_tokens": Key(None, _OPT_INT, lambda v: v is None or v > 0, "> 0"),
+    "auxiliary.compression.provider": Key("auto", str),
+    "auxiliary.compression.model": Key(None, _OPT_STR),
+    "auxiliary.compression.base_url": Key(None, _OPT_STR),
+    "auxiliary.compression.api_key": Key(None, _OPT_STR),
+    "auxiliary.compression.timeout": Key(120, _NUMBER, lambda v: v > 0, "> 0"),
+    "auxiliary.compression.context_length": Key(None, _OPT_INT, lambda v: v is None or v > 0, "> 0"),
+    "auxiliary.compression.extra_body": Key({}, dict),
+    "auxiliary.compression.reasoning_effort": Key("", str),
+    "prompt_caching.cache_ttl": Key("5m", str, lambda v: v in ("5m", "1h"), "5m or 1h"),
+    "context.engine": Key("compressor", str, lambda v: v in ("", "compressor"), "compressor",
+                          "only the built-in compressor exists in hermesctx"),
+    # hermesctx's own sections
+    "spill.dir": Key(None, _OPT_STR, doc="directory for spilled tool results"),
+    "spill.thresholds": Key({}, dict, doc="per-tool spill thresholds in characters"),
+    "spill.default_threshold": Key(100_000, int, lambda v: v > 0, "> 0"),
+    "spill.turn_budget": Key(200_000, int, lambda v: v > 0, "> 0"),
+    "summarizer.name": Key(None, _OPT_STR, lambda v: v in (None, "extractive", "anthropic", "openai"),
+                           "extractive, anthropic or openai"),
+    "summarizer.retries": Key(3, int, lambda v: v >= 0, ">= 0"),
+    "redaction.enabled": Key(True, bool),
+    "archive.dir": Key(None, _OPT_STR),
+    "pipeline": Key([], list, doc="stages run by `hermesctx run`"),
+}
+
+# Sections whose whole subtree belongs to Hermes and is accepted without checking.
+_PASSTHROUGH_SECTIONS = ("agent", "terminal", "toolsets", "display", "memory", "skills",
+                         "gateway", "platforms", "mcp_servers", "providers", "custom_providers",
+                         "fallback_model", "tts", "stt", "browser", "delegation", "security",
+                         "approvals", "honcho", "plugins", "logging", "web", "voice", "cron",
+                         "smart_model_routing", "session_reset", "code_execution", "checkpoints",
+                         "auxiliary", "model", "compression", "prompt_caching", "context")
+
+
+def env_name(key: str) -> str:
+    return "HERMESCTX_" + key.upper().replace(".", "_")
+
+
+@dataclass
+class Settings:
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    path: str | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def source(self, key: str) -> str:
+        return self.sources.get(key, "default")
+
+
+def find_config(explicit: str | None, env: Mapping[str, str], cwd: str | None = None) -> str | None:
+    if explicit:
+        return explicit
+    if env.get("HERMESCTX_CONFIG"):
+        return env["HERMESCTX_CONFIG"]
+    local = os.path.join(cwd or os.getcwd(), "hermesctx.yaml")
+    if os.path.isfile(local):
+        return local
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+    user = os.path.join(base, "hermesctx", "config.yaml")
+    return user if os.path.isfile(user) else None
+
+
+def read_config_file(path: str) -> dict:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise FileIOError(f"cannot read config {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise UsageError(f"config {path}: not valid YAML{at}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"config {path}: expected a mapping at the top level")
+    return data
+
+
+def flatten(data: Mapping[str, Any], *, strict: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Dotted keys we know, from a nested config; also the unknown keys seen."""
+    flat: dict[str, Any] = {}
+    unknown: list[str] = []
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for name, value in node.items():
+            key = f"{prefix}{name}"
+            if key in KEYS:
+                flat[key] = value
+            elif isinstance(value, dict) and any(k.startswith(key + ".") for k in KEYS):
+                walk(value, key + ".")
+            elif key == "model" and isinstance(value, str):
+                flat["model.default"] = value  # Hermes accepts `model: name`
+            elif key == "model.model":
+                flat.setdefault("model.default", value)
+            elif strict or not key.split(".")[0] in _PASSTHROUGH_SECTIONS:
+                unknown.append(key)
+
+    walk(data, "")
+    return flat, unknown
+
+
+def coerce(key: str, value: Any, origin: str) -> Any:
+    """Coerce (strings from the environment, YAML ints for floats) and range-check a value."""
+    spec = KEYS[key]
+    kinds = spec.kind if isinstance(spec.kind, tuple) else (spec.kind,)
+    if isinstance(value, str) and str not in kinds:
+        value = _from_text(value, kinds)
+    if bool in kinds and not isinstance(value, bool):
+        value = str(value).strip().lower() in ("true", "1", "yes", "on")
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise UsageError(f"{origin}: {key} must be {_kind_words(kinds)}, got {value!r}")
+    if spec.check is not None and not spec.check(value):
+        raise UsageError(f"{origin}: {key} = {value!r} is out of range; allowed: {spec.allowed}")
+    return value
+
+
+def _from_text(text: str, kinds: tuple) -> Any:
+    text = text.strip()
+    if type(None) in kinds and text.lower() in ("", "none", "null"):
+        return None
+    for kind in (int, float):
+        if kind in kinds:
+            try:
+                return kind(text)
+            except ValueError:
+                continue
+    return text
+
+
+def _kind_words(kinds: tuple) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             dict: "a mapping", list: "a list", type(None): "empty"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in kinds))
+
+
+def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | None = None,
+                  flags: Mapping[str, Any] | None = None, cwd: str | None = None) -> Settings:
+    """Merge defaults, the config file, ``HERMESCTX_*`` variables and flags (None = not given)."""
+    env = os.environ if env is None else env
+    settings = Settings({k: spec.default for k, spec in KEYS.items()})
+    path = find_config(config_path, env, cwd)
+    if path:
+        settings.path = path
+        flat, unknown = flatten(read_config_file(path))
+        if unknown:
+            raise UsageError(f"config {path}: unknown key {unknown[0]}",
+                             hint="`hermesctx config check` lists every key")
+        for key, value in flat.items():
+            settings.values[key] = coerce(key, value, f"config {path}")
+            settings.sources[key] = f"config {path}"
+    for key in KEYS:
+        name = env_name(key)
+        if name in env and key not in ("pipeline", "spill.thresholds", "auxiliary.compression.extra_body"):
+            settings.values[key] = coerce(key, env[name], name)
+            settings.sources[key] = f"env {name}"
+    for key, value in (flags or {}).items():
+        if value is not None:
+            settings.values[key] = coerce(key, value, "flag")
+            settings.sources[key] = "flag"
+    return settings

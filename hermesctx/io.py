@@ -1,0 +1,178 @@
+"""Reading and writing documents: one JSON value, or JSON Lines streamed one line at a time.
+
+A *document* is whatever one transcript is: a JSON array of messages, a request body object
+(``{"messages": [...], ...}``, OpenAI or Anthropic), or for ``normalize-usage`` a usage object.
+Shape checks live in :mod:`hermesctx.messages`; this module only turns bytes into Python values
+and back, losslessly:
+
+* orjson does the work; the stdlib ``json`` module stands in only for values orjson cannot
+  represent exactly (integers beyond 64 bits, lone UTF-16 surrogates).
+* Output is compact (or ``pretty``) UTF-8 with non-ASCII written as-is.
+* Memory: a JSONL stream is parsed line by line, so it never grows with the number of lines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterator
+
+import orjson
+
+from hermesctx.errors import FileIOError, InputError
+
+_BOM = b"\xef\xbb\xbf"
+# A run of 20+ digits anywhere: orjson would turn such an integer into a float.
+_LONG_DIGITS = re.compile(rb"\d{20}")
+
+
+@dataclass
+class Document:
+    """One parsed document and where it came from."""
+
+    data: Any
+    index: int  # 0-based position in the stream
+    line: int | None  # 1-based line number for JSON Lines input, None for a single document
+    raw: bytes | None = None  # the bytes it was parsed from, when asked for (``keep_raw``)
+
+    @property
+    def where(self) -> str | None:
+        return f"line {self.line}" if self.line is not None else None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def loads(raw: bytes | str) -> Any:
+    """Parse one JSON value exactly; raise :class:`InputError` with a position on failure."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    if not _LONG_DIGITS.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass  # let the stdlib parser decide, and word the error
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"input is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise InputError("empty input", hint="expected a JSON document") from None
+        raise InputError(
+            f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except ValueError as exc:
+        raise InputError(f"not JSON: {exc}") from None
+
+
+def dumps(value: Any, *, pretty: bool = False) -> bytes:
+    """Serialize one value as UTF-8 JSON with a trailing newline."""
+    try:
+        if pretty:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        # Big integers or lone surrogates: the stdlib writes them, and a lone surrogate
+        # becomes its JSON escape (\udXXX) so the bytes stay valid UTF-8.
+        text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
+                          separators=None if pretty else (",", ":"))
+        return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def read_documents(stream: BinaryIO, *, jsonl: bool | None = None,
+                   keep_raw: bool = False) -> Iterator[Document]:
+    """Yield the documents of ``stream``.
+
+    ``jsonl=None`` detects: when the first non-blank line is a whole JSON value the input is
+    JSON Lines (a single one-line document is the same thing); otherwise the whole input is one
+    (pretty-printed) document. ``jsonl=True`` forces line mode, ``False`` whole-input mode.
+    Blank lines between JSON Lines are skipped. ``keep_raw`` keeps each document's bytes.
+    """
+    if jsonl is False:
+        yield _whole(stream.read(), keep_raw)
+        return
+    first = b""
+    line_no = 0
+    for raw in stream:
+        line_no += 1
+        if raw.strip():
+            first = raw
+            break
+    if not first:
+        raise InputError("empty input", hint="expected a JSON document or JSON Lines")
+    if line_no == 1 and first.startswith(_BOM):
+        first = first[len(_BOM) :]
+    try:
+        value = loads(first)
+    except InputError as err:
+        if jsonl:
+            raise err.located(f"line {line_no}") from None
+        yield _whole(first + stream.read(), keep_raw)
+        return
+    yield Document(value, 0, line_no, first if keep_raw else None)
+    index = 1
+    for raw in stream:
+        line_no += 1
+        if not raw.strip():
+            continue
+        try:
+            value = loads(raw)
+        except InputError as err:
+            raise err.located(f"line {line_no}") from None
+        yield Document(value, index, line_no, raw if keep_raw else None)
+        index += 1
+
+
+def _whole(raw: bytes, keep_raw: bool = False) -> Document:
+    if not raw.strip():
+        raise InputError("empty input", hint="expected a JSON document")
+    return Document(loads(raw), 0, None, raw if keep_raw else None)
+
+
+def read_json_file(path: str) -> Any:
+    """Read one JSON document from a file named on the command line (``--usage``, ``--against``)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return loads(raw)
+    except InputError as err:
+        raise err.located(path) from None
+
+
+def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same directory, fsync, rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,193 @@
+"""Helpers on message dicts: where the messages of a document are, which format they are in,
+the text of a content, and the tool calls / tool results a message carries.
+
+Two wire formats are understood everywhere:
+
+* ``openai``: chat messages; assistant ``tool_calls`` (``id``/``call_id``,
+  ``function.name``/``function.arguments``) answered by ``role: "tool"`` messages with
+  ``tool_call_id``. Content is a string, ``None`` or a list of parts.
+* ``anthropic``: a body with top-level ``system``; content blocks ``text``, ``tool_use``
+  (``id``, ``name``, ``input``), ``tool_result`` (``tool_use_id``, ``content``), ``thinking``,
+  ``image``. Tool results travel inside ``user`` messages.
+
+Nothing here mutates its arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from hermesctx.errors import InputError
+
+OPENAI = "openai"
+ANTHROPIC = "anthropic"
+
+IMAGE_PART_TYPES = frozenset({"image", "image_url", "input_image"})
+_ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+            list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def messages_of(doc: Any) -> list:
+    """The message list of a document (an array, or an object with a ``messages`` array)."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict):
+        if "messages" not in doc:
+            keys = ", ".join(list(doc)[:8]) or "none"
+            raise InputError(
+                f'expected a JSON array of messages or an object with a "messages" array; '
+                f"got an object with keys: {keys}"
+            )
+        messages = doc["messages"]
+        if not isinstance(messages, list):
+            raise InputError(f"messages: expected an array, got {_type_name(messages)}")
+        return messages
+    raise InputError(
+        f"expected a JSON array of messages or a request object, got {_type_name(doc)}"
+    )
+
+
+def with_messages(doc: Any, messages: list) -> Any:
+    """A new document like ``doc`` whose messages are ``messages`` (other keys kept, in order)."""
+    if isinstance(doc, list):
+        return messages
+    out = dict(doc)
+    out["messages"] = messages
+    return out
+
+
+def check_messages(messages: list, *, require_tool_ids: bool = False) -> None:
+    """Reject what no stage can work on: a message that is not an object.
+
+    With ``require_tool_ids`` a ``tool`` message must also carry a ``tool_call_id`` (commands
+    that repair pairs accept it and treat it as Hermes does).
+    """
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise InputError(f"expected a message object, got {_type_name(msg)}",
+                             where=f"messages[{i}]")
+        role = msg.get("role")
+        if role is not None and not isinstance(role, str):
+            raise InputError(f"role must be a string, got {_type_name(role)}",
+                             where=f"messages[{i}]")
+        if require_tool_ids and role == "tool" and not msg.get("tool_call_id"):
+            raise InputError("tool message without tool_call_id", where=f"messages[{i}]",
+                             hint="`hermesctx sanitize` repairs orphaned tool messages")
+
+
+def detect_format(doc: Any) -> str:
+    """``anthropic`` for a body with top-level ``system`` or any Anthropic-only content block,
+    else ``openai``."""
+    if isinstance(doc, dict) and "system" in doc:
+        return ANTHROPIC
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if isinstance(messages, list):
+        for msg in messages:
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("role") == "tool" or msg.get("tool_calls"):
+                return OPENAI
+            content = msg.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") in _ANTHROPIC_ONLY_BLOCKS:
+                        return ANTHROPIC
+    return OPENAI
+
+
+# --- content -------------------------------------------------------------------------------
+
+def content_text(content: Any) -> str:
+    """The human-readable text of a content value in either format.
+
+    Strings as they are; lists joined with newlines from text parts (``text``, ``input_text``,
+    ``output_text``), ``thinking`` blocks, ``tool_result`` contents (recursively) and
+    ``tool_use`` blocks as ``name(input-json)``; images contribute nothing.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        if content.get("_multimodal"):
+            return str(content.get("text_summary") or "")
+        return _part_text(content)
+    if isinstance(content, list):
+        pieces = []
+        for part in content:
+            text = part if isinstance(part, str) else _part_text(part) if isinstance(part, dict) else ""
+            if text:
+                pieces.append(text)
+        return "\n".join(pieces)
+    return str(content)
+
+
+def _part_text(part: dict) -> str:
+    kind = part.get("type")
+    if kind in IMAGE_PART_TYPES:
+        return ""
+    if kind == "tool_result":
+        return content_text(part.get("content"))
+    if kind == "tool_use":
+        import json
+
+        return f"{part.get('name', '')}({json.dumps(part.get('input', {}), ensure_ascii=False)})"
+    if kind == "thinking":
+        return str(part.get("thinking") or "")
+    text = part.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def count_images(content: Any) -> int:
+    """Image parts in a content list (``image``, ``image_url``, ``input_image``)."""
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+
+
+# --- tool calls and results ----------------------------------------------------------------
+
+def call_id(tool_call: Any) -> str:
+    """The id a result must carry to answer an OpenAI tool call: ``call_id`` or ``id`` (Hermes)."""
+    if not isinstance(tool_call, dict):
+        return ""
+    return tool_call.get("call_id") or tool_call.get("id") or ""
+
+
+def call_name_args(tool_call: Any) -> tuple[str, str]:
+    """``(function.name, function.arguments)`` of an OpenAI tool call, ``""`` when missing."""
+    if not isinstance(tool_call, dict):
+        return "", ""
+    function = tool_call.get("function")
+    if not isinstance(function, dict):
+        return "", ""
+    return function.get("name") or "", function.get("arguments") or ""
+
+
+def iter_tool_calls(msg: dict) -> Iterator[dict]:
+    """Dict tool calls of an assistant message (OpenAI ``tool_calls``)."""
+    calls = msg.get("tool_calls")
+    if isinstance(calls, list):
+        for tc in calls:
+            if isinstance(tc, dict):
+                yield tc
+
+
+def iter_blocks(msg: dict, kind: str) -> Iterator[dict]:
+    """Anthropic content blocks of one ``type`` in a message."""
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == kind:
+                yield block
+
+
+def system_text(system: Any) -> str:
+    """Text of an Anthropic top-level ``system`` (a string or a list of text blocks)."""
+    return content_text(system)

@@ -1,0 +1,183 @@
+"""estimate: how full is the context window? (Hermes's pre-request check, as a report.)
+
+Counts the whole request (system prompt, messages, tool schemas) with one of two methods:
+
+* ``rough``: Hermes's own request estimate, exactly (decision D2; :mod:`hermesctx.tokens`).
+  ``total`` is Hermes's figure; the parts are rounded separately and need not sum to it.
+* ``exact``: tiktoken with the model's encoding (a proxy encoding, named as such, for models
+  whose tokenizer is not public). Parts sum to ``total`` (plus 3 reply-priming tokens).
+
+The prompt figure compared with the budgets is the estimate, or the prompt tokens of a
+provider ``usage`` object when one is given (``input + cache_read + cache_write``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermesctx import tokens
+from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
+from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
+from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, system_text
+from hermesctx.models import resolve_context_length
+
+ROUGH = "rough"
+EXACT = "exact"
+
+
+def _request_parts(doc: Any) -> tuple[list, str, Any]:
+    """(messages, top-level system text, tools) of a document."""
+    messages = messages_of(doc)
+    system = ""
+    tools = None
+    if isinstance(doc, dict):
+        if detect_format(doc) == ANTHROPIC:
+            system = system_text(doc.get("system"))
+        tools = doc.get("tools")
+    return messages, system, tools
+
+
+def _roles(messages: list) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for msg in messages:
+        groups.setdefault(str(msg.get("role")), []).append(msg)
+    return groups
+
+
+def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> dict:
+    system_msgs = [m for m in messages if m.get("role") == "system"]
+    counts = {
+        "system": tokens.rough_text(system) + (tokens.rough_messages(system_msgs) if system_msgs else 0),
+        "messages": tokens.rough_messages(messages),
+        "tools": tokens.rough_tools(tools),
+        "total": tokens.rough_request(messages, system_prompt=system, tools=tools),
+        "by_role": {role: tokens.rough_messages(group) for role, group in _roles(messages).items()},
+    }
+    if per_message:
+        counts["per_message"] = [
+            {"index": i, "role": m.get("role"), "tokens": tokens.rough_messages([m]),
+             "tail_tokens": tokens.tail_tokens(m)}
+            for i, m in enumerate(messages)
+        ]
+    return counts
+
+
+def _count_exact(encoding, messages: list, system: str, tools: Any, per_message: bool) -> dict:
+    each = [tokens.exact_message_tokens(encoding, m) for m in messages]
+    system_tokens = (tokens.exact_text(encoding, system) + tokens.MESSAGE_OVERHEAD) if system else 0
+    system_tokens += sum(n for m, n in zip(messages, each) if m.get("role") == "system")
+    tool_tokens = tokens.exact_tools(encoding, tools)
+    by_role: dict[str, int] = {}
+    for msg, n in zip(messages, each):
+        role = str(msg.get("role"))
+        by_role[role] = by_role.get(role, 0) + n
+    message_tokens = sum(each)
+    top_system = (tokens.exact_text(encoding, system) + tokens.MESSAGE_OVERHEAD) if system else 0
+    counts = {
+        "system": system_tokens,
+        "messages": message_tokens,
+        "tools": tool_tokens,
+        "total": top_system + message_tokens + tool_tokens + tokens.REPLY_PRIMING,
+        "by_role": by_role,
+    }
+    if per_message:
+        counts["per_message"] = [
+            {"index": i, "role": m.get("role"), "tokens": n, "tail_tokens": tokens.tail_tokens(m)}
+            for i, (m, n) in enumerate(zip(messages, each))
+        ]
+    return counts
+
+
+def estimate(doc: Any, *, model: str | None = None, context_length: int | None = None,
+             provider: str | None = None, method: str = EXACT, encoding: str | None = None,
+             threshold: float = 0.50, target_ratio: float = 0.20, rules: str = DOCUMENTED,
+             max_tokens: int | None = None, usage: dict | None = None,
+             per_message: bool = False) -> dict:
+    """The token report of one request document. Never mutates ``doc``.
+
+    ``usage`` is a normalized usage dict (see :func:`normalize_usage`); when its
+    ``prompt_tokens`` is positive it is the prompt figure, as Hermes prefers API counts.
+    """
+    messages, system, tools = _request_parts(doc)
+    check_messages(messages, require_tool_ids=True)
+    if model is None and isinstance(doc, dict) and isinstance(doc.get("model"), str):
+        model = doc["model"]
+    window = resolve_context_length(model, context_length=context_length, provider=provider)
+    budgets = compute_budgets(window.length, threshold=threshold, target_ratio=target_ratio,
+                              rules=rules, max_tokens=max_tokens, model=model, provider=provider)
+    warnings: list[str] = []
+    if window.source == "default":
+        warnings.append(f"unknown model {model or '(none)'}: assuming a "
+                        f"{window.length:,}-token context window (set --model or --context-length)")
+
+    method_label = ROUGH
+    counts = None
+    if method == EXACT:
+        name, proxy = (encoding, False) if encoding else encoding_for_model(model)
+        try:
+            enc = get_encoding(name)
+        except EncodingUnavailable as exc:
+            warnings.append(f"encoding {name} unavailable ({exc}); falling back to the rough method")
+        else:
+            method_label = f"{name} (proxy for {model})" if proxy and model else name
+            counts = _count_exact(enc, messages, system, tools, per_message)
+    if counts is None:
+        counts = _count_rough(messages, system, tools, per_message)
+
+    prompt_tokens, prompt_source = counts["total"], "estimate"
+    if usage and usage.get("prompt_tokens", 0) > 0:
+        prompt_tokens, prompt_source = usage["prompt_tokens"], "usage"
+
+    report = {
+        "model": model,
+        "context_length": window.length,
+        "context_source": window.source,
+        "method": method_label,
+        "messages": len(messages),
+        "tokens": {k: counts[k] for k in ("total", "system", "messages", "tools")},
+        "by_role": counts["by_role"],
+        "prompt_tokens": prompt_tokens,
+        "prompt_source": prompt_source,
+        "pressure_percent": pressure_percent(prompt_tokens, window.length),
+        "budgets": budgets.as_dict(),
+        "would_compress": prompt_tokens >= budgets.threshold_tokens,
+        "over_hygiene": prompt_tokens >= budgets.hygiene_tokens,
+    }
+    if usage:
+        report["usage"] = usage
+    if per_message:
+        report["per_message"] = counts["per_message"]
+    if warnings:
+        report["warnings"] = warnings
+    return report
+
+
+def format_table(report: dict) -> str:
+    """A human-readable table of an estimate report."""
+    b = report["budgets"]
+    t = report["tokens"]
+    rows = [
+        ("model", f"{report['model'] or '(none)'}"),
+        ("context window", f"{report['context_length']:,} ({report['context_source']})"),
+        ("method", report["method"]),
+        ("messages", f"{report['messages']:,}"),
+        ("system tokens", f"{t['system']:,}"),
+        ("message tokens", f"{t['messages']:,}"),
+        ("tool tokens", f"{t['tools']:,}"),
+        ("total tokens", f"{t['total']:,}"),
+        ("prompt tokens", f"{report['prompt_tokens']:,} ({report['prompt_source']})"),
+        ("pressure", f"{report['pressure_percent']}%"),
+        ("budget rules", b["rules"]),
+        ("threshold", f"{b['threshold_tokens']:,} ({b['threshold_percent']:.0%})"),
+        ("tail budget", f"{b['tail_token_budget']:,}"),
+        ("max summary", f"{b['max_summary_tokens']:,}"),
+        ("hygiene line", f"{b['hygiene_tokens']:,} (85%)"),
+        ("would compress", "yes" if report["would_compress"] else "no"),
+    ]
+    for role, n in report["by_role"].items():
+        rows.append((f"  {role}", f"{n:,}"))
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    for item in report.get("per_message", []):
+        lines.append(f"#{item['index']:<5} {str(item['role']):<10} {item['tokens']:>8,}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,235 @@
+"""Token counting: Hermes's two character heuristics, exactly, and an exact tiktoken count.
+
+* ``rough_*`` reproduce Hermes 0.19.0's request estimate (spec 10 §1.1-1.4): the length of
+  Python's printed form of each message (``str(dict)``) summed over the list, one ceiling
+  division by 4 over the whole list, plus 1,500 per image; system prompt and tool schemas are
+  separately rounded parts. Parsed JSON already has Python's key order and value types, so
+  ``str()`` of it *is* the text Hermes measures.
+* ``tail_tokens`` is the other heuristic, used only to walk the protected tail (10 §1.6):
+  floor divisions, +10 per message, 1,600 tokens per image.
+* ``exact_*`` count with a tiktoken encoding (see :mod:`hermesctx.encodings`); the rule is
+  written out in :func:`exact_message_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hermesctx.messages import IMAGE_PART_TYPES, content_text
+
+IMAGE_TOKENS = 1500  # Hermes's per-image charge in the request estimate
+_TAIL_IMAGE_CHARS = 6400  # 1,600 tokens × 4 chars, per image in the tail walk
+_REPLAY_KEYS = ("reasoning", "reasoning_content", "reasoning_details",
+                "codex_reasoning_items", "codex_message_items")
+_STRIPPED = "[stripped]"
+
+
+# --- Hermes's request estimate ------------------------------------------------------------
+
+def rough_text(text: Any) -> int:
+    """``ceil(len(text) / 4)``; falsy → 0."""
+    if not text:
+        return 0
+    return (len(text) + 3) // 4
+
+
+def _shadow(msg: dict) -> dict:
+    """The message as Hermes measures it: stash dropped, image parts stubbed."""
+    shadow = {}
+    for key, value in msg.items():
+        if key == "_anthropic_content_blocks":
+            continue
+        if key == "content":
+            if isinstance(value, list):
+                value = [
+                    {"type": p["type"], "image": _STRIPPED}
+                    if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES else p
+                    for p in value
+                ]
+            elif isinstance(value, dict) and value.get("_multimodal"):
+                value = value.get("text_summary", "")
+        shadow[key] = value
+    return shadow
+
+
+def message_chars(msg: Any) -> int:
+    """Length of the printed form Hermes measures for one message."""
+    if not isinstance(msg, dict):
+        return len(str(msg))
+    if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(msg.get("content")):
+        msg = _shadow(msg)
+    return len(str(msg))
+
+
+def _has_image_or_multimodal(content: Any) -> bool:
+    if isinstance(content, list):
+        return any(isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES for p in content)
+    return isinstance(content, dict) and bool(content.get("_multimodal"))
+
+
+def image_count(msg: Any) -> int:
+    """Images Hermes charges for one message (content parts, stash, ``_multimodal`` inner list)."""
+    if not isinstance(msg, dict):
+        return 0
+    count = 0
+    content = msg.get("content")
+    if isinstance(content, list):
+        count += sum(1 for p in content
+                     if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+    stash = msg.get("_anthropic_content_blocks")
+    if isinstance(stash, list):
+        count += sum(1 for p in stash if isinstance(p, dict) and p.get("type") == "image")
+    if isinstance(content, dict) and content.get("_multimodal"):
+        inner = content.get("content")
+        if isinstance(inner, list):
+            count += sum(1 for p in inner
+                         if isinstance(p, dict) and p.get("type") in ("image", "image_url"))
+    return count
+
+
+def rough_messages(messages: list) -> int:
+    """Hermes ``estimate_messages_tokens_rough``: one ceiling over the list, plus images."""
+    chars = 0
+    images = 0
+    for msg in messages:
+        chars += message_chars(msg)
+        images += image_count(msg)
+    return (chars + 3) // 4 + IMAGE_TOKENS * images
+
+
+def rough_tools(tools: Any) -> int:
+    """Hermes ``_estimate_tools_tokens_rough``: name + description + compact parameters JSON."""
+    if not tools:
+        return 0
+    chars = 0
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        spec = tool["function"] if isinstance(tool.get("function"), dict) else tool
+        name = spec.get("name") or ""
+        description = spec.get("description") or ""
+        params = spec.get("parameters") or {}
+        if isinstance(name, str):
+            chars += len(name)
+        if isinstance(description, str):
+            chars += len(description)
+        try:
+            chars += len(json.dumps(params, ensure_ascii=False, separators=(",", ":")))
+        except (TypeError, ValueError):
+            chars += len(str(params))
+    return (chars + 3) // 4
+
+
+def rough_request(messages: list, *, system_prompt: str = "", tools: Any = None) -> int:
+    """Hermes ``estimate_request_tokens_rough``: three separately rounded parts."""
+    return rough_text(system_prompt) + rough_messages(messages) + rough_tools(tools)
+
+
+# --- the tail-walk estimator --------------------------------------------------------------
+
+def _content_len(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if not isinstance(content, list):
+        return len(str(content or ""))
+    total = 0
+    for part in content:
+        if isinstance(part, str):
+            total += len(part)
+        elif not isinstance(part, dict):
+            total += len(str(part))
+        elif part.get("type") in IMAGE_PART_TYPES:
+            total += _TAIL_IMAGE_CHARS
+        else:
+            total += len(part.get("text", "") or "")
+    return total
+
+
+def _serialized_len(value: Any) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    except (TypeError, ValueError):
+        return len(str(value))
+
+
+def tail_tokens(msg: dict) -> int:
+    """Hermes ``_estimate_msg_budget_tokens``: content//4 + 10 + each call's repr//4 + replay fields."""
+    tokens = _content_len(msg.get("content") or "") // 4 + 10
+    for tc in msg.get("tool_calls") or []:
+        if isinstance(tc, dict):
+            tokens += len(str(tc)) // 4
+    for key in _REPLAY_KEYS:
+        tokens += _serialized_len(msg.get(key)) // 4
+    return tokens
+
+
+# --- exact counting ------------------------------------------------------------------------
+
+MESSAGE_OVERHEAD = 3  # per message: start/role/end framing (OpenAI's published chat rule)
+NAME_OVERHEAD = 1  # a "name" field costs one more
+REPLY_PRIMING = 3  # every reply is primed with three tokens
+
+
+def exact_text(encoding, text: str) -> int:
+    """Tokens of a text; special-token strings are counted as ordinary text."""
+    if not text:
+        return 0
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+def exact_message_tokens(encoding, msg: Any) -> int:
+    """Tokens of one message under the rule hermesctx documents:
+
+    3 + tokens(role) + tokens(text of content) + 1,500 per image part
+    + for each tool call: tokens(name) + tokens(arguments)   (OpenAI ``tool_calls``)
+    + tokens(name) + 1 when the message has a ``name``
+    + tokens(reasoning text) for ``reasoning``/``reasoning_content`` strings.
+    Anthropic blocks count through the text of the content (``tool_use`` as ``name(input)``).
+    """
+    if not isinstance(msg, dict):
+        return MESSAGE_OVERHEAD + exact_text(encoding, str(msg))
+    content = msg.get("content")
+    tokens = MESSAGE_OVERHEAD + exact_text(encoding, str(msg.get("role") or ""))
+    tokens += exact_text(encoding, content_text(content))
+    tokens += IMAGE_TOKENS * _exact_images(content)
+    for tc in msg.get("tool_calls") or []:
+        if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
+            fn = tc["function"]
+            tokens += exact_text(encoding, str(fn.get("name") or ""))
+            tokens += exact_text(encoding, str(fn.get("arguments") or ""))
+    if isinstance(msg.get("name"), str):
+        tokens += exact_text(encoding, msg["name"]) + NAME_OVERHEAD
+    for key in ("reasoning", "reasoning_content"):
+        if isinstance(msg.get(key), str):
+            tokens += exact_text(encoding, msg[key])
+    return tokens
+
+
+def _exact_images(content: Any) -> int:
+    if isinstance(content, list):
+        return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+    if isinstance(content, dict) and content.get("_multimodal"):
+        return _exact_images(content.get("content"))
+    return 0
+
+
+def exact_tools(encoding, tools: Any) -> int:
+    """Tokens of the tool definitions: the compact JSON of each tool's name, description and
+    parameters (how schemas reach the model differs by provider; this is the common payload)."""
+    if not tools:
+        return 0
+    total = 0
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        spec = tool["function"] if isinstance(tool.get("function"), dict) else tool
+        payload = {k: spec[k] for k in ("name", "description", "parameters", "input_schema")
+                   if k in spec}
+        total += exact_text(encoding, json.dumps(payload, ensure_ascii=False,
+                                                 separators=(",", ":"), default=str))
+    return total
