@@ -1,0 +1,58 @@
+"""Shared test helpers: run the CLI in-process with injected streams (no subprocess, no sys.*)."""
+
+from __future__ import annotations
+
+import io as _io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermesctx.cli import run
+from hermesctx.cli.runner import Env
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@dataclass
+class Result:
+    status: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+    @property
+    def lines(self) -> list:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def invoke(args: list[str], stdin: bytes | str | object = b"", *, environ: dict | None = None,
+           stdin_isatty: bool = False) -> Result:
+    """Run ``hermesctx ARGS`` in-process. ``stdin`` may be bytes, str, or a JSON-able object."""
+    if not isinstance(stdin, (bytes, str)):
+        stdin = json.dumps(stdin, ensure_ascii=False)
+    if isinstance(stdin, str):
+        stdin = stdin.encode("utf-8")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HERMESCTX_")}
+    base.update(environ or {})
+    out, err = _io.BytesIO(), _io.StringIO()
+    env = Env(stdin=_io.BytesIO(stdin), stdout=out, stderr=err, environ=base,
+              stdin_isatty=stdin_isatty)
+    status = run(list(args), env)
+    return Result(int(status), out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli():
+    return invoke
+
+
+def load_example(name: str):
+    return json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
