@@ -97,7 +97,9 @@ def run(args: list[str], env) -> int:
     """Run one command line against ``env``; return the exit status (never raises)."""
     try:
         try:
-            result = cli.main(args=args, prog_name="hermesctx", standalone_mode=False, obj=env)
+            # make_context + invoke rather than cli.main: click's main turns EPIPE into exit 1
+            with cli.make_context("hermesctx", list(args), obj=env) as ctx:
+                result = cli.invoke(ctx)
         finally:
             try:
                 env.stdout.flush()

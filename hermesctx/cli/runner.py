@@ -27,6 +27,7 @@ class Env:
     stdin_isatty: bool = False
     stderr_isatty: bool = False
     quiet: bool = False
+    _warned: set = field(default_factory=set, repr=False)
 
     @classmethod
     def from_process(cls) -> "Env":
@@ -37,6 +38,10 @@ class Env:
         )
 
     def warn(self, message: str) -> None:
+        """One line on stderr; the same warning is given once per run, not once per line."""
+        if message in self._warned:
+            return
+        self._warned.add(message)
         if not self.quiet:
             print(f"hermesctx: warning: {message}", file=self.stderr, flush=True)
 

@@ -1,0 +1,75 @@
+"""Document reading and writing: shapes, JSON Lines detection, lossless round trips, errors."""
+
+import io as _io
+
+import pytest
+
+from hermesctx import io
+from hermesctx.errors import InputError
+
+
+def docs(raw: bytes, **kw):
+    return list(io.read_documents(_io.BytesIO(raw), **kw))
+
+
+def test_single_pretty_document():
+    (doc,) = docs(b'[\n  {"role": "user", "content": "hi"}\n]\n')
+    assert doc.data == [{"role": "user", "content": "hi"}]
+    assert doc.line is None
+
+
+def test_jsonl_detected_and_blank_lines_skipped():
+    got = docs(b'[{"role":"user","content":"a"}]\n\n{"messages":[]}\n')
+    assert [d.data for d in got] == [[{"role": "user", "content": "a"}], {"messages": []}]
+    assert [d.line for d in got] == [1, 3]
+    assert [d.index for d in got] == [0, 1]
+
+
+def test_jsonl_bad_line_is_located():
+    stream = io.read_documents(_io.BytesIO(b'[]\n[]\n{oops\n'))
+    assert next(stream).data == [] and next(stream).data == []
+    with pytest.raises(InputError) as err:
+        next(stream)
+    assert str(err.value).startswith("line 3: not JSON")
+
+
+@pytest.mark.parametrize("raw,message", [
+    (b"", "empty input"), (b"  \n\n", "empty input"), (b"not json", "not JSON"),
+    (b'[1] trailing', "not JSON"), (b'{"a": NaN}', "not JSON"), (b'"\xff\xfe"', "not valid UTF-8"),
+    (b"[1e400]", "out of range"),
+])
+def test_bad_input(raw, message):
+    with pytest.raises(InputError) as err:
+        docs(raw)
+    assert message in str(err.value)
+
+
+def test_bom_is_accepted():
+    assert docs(b'\xef\xbb\xbf[{"role":"user","content":"x"}]')[0].data[0]["content"] == "x"
+
+
+def test_lossless_values_orjson_cannot_hold():
+    raw = b'{"big": 123456789012345678901234567890, "s": "\\ud800x", "f": 1.0, "e": "\xc3\xa9"}'
+    value = io.loads(raw)
+    assert value["big"] == 123456789012345678901234567890
+    out = io.dumps(value)
+    assert io.loads(out) == value
+    assert b"123456789012345678901234567890" in out
+    assert "é".encode() in out  # unicode stays as-is
+
+
+def test_dumps_compact_pretty_and_unicode():
+    assert io.dumps({"a": [1, "日本"]}) == '{"a":[1,"日本"]}\n'.encode()
+    assert io.dumps({"a": 1}, pretty=True) == b'{\n  "a": 1\n}\n'
+
+
+def test_keep_raw():
+    (doc,) = docs(b'[1, 2]\n', keep_raw=True)
+    assert doc.raw == b"[1, 2]\n"
+
+
+def test_write_atomic(tmp_path):
+    target = tmp_path / "out.json"
+    io.write_atomic(str(target), b"{}")
+    assert target.read_bytes() == b"{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]

@@ -1,0 +1,86 @@
+"""Hermes's two heuristics, checked against the worked examples of the spec (hand-computed)."""
+
+import copy
+
+import pytest
+
+from hermesctx import tokens
+
+E1 = {"role": "user", "content": "Hello, how are you today?"}
+E1b = {"role": "assistant", "content": "I'm fine."}
+E2 = {"role": "user", "content": [{"type": "text", "text": "What is in this picture?"},
+                                  {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA"}}]}
+E3 = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"/tmp/a.py\"}"}}]}
+E4 = {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "line1\nline2\n"}
+E6 = {"role": "user", "content": "你好，世界！这是一个测试。"}
+E6b = {"role": "user", "content": "a\u00a0b\u200bc 😀 it's"}
+E8 = {"role": "assistant", "content": "Done.", "reasoning": "Let me think.",
+      "reasoning_details": [{"type": "reasoning.text", "text": "Let me think."}]}
+E9 = {"role": "assistant", "content": None}
+E9b = {"role": "user", "content": 12345}
+E9c = {"role": "user", "content": "x", "weight": 1.0, "flag": False, "n": None}
+E10 = {"role": "tool", "tool_call_id": "c", "content": {
+    "_multimodal": True, "text_summary": "Screenshot taken",
+    "content": [{"type": "text", "text": "Screenshot taken"},
+                {"type": "image_url", "image_url": {"url": "data:..."}},
+                {"type": "input_image", "image_url": "x"}]}}
+E11 = {"role": "user", "content": "see image", "_anthropic_content_blocks": [
+    {"type": "image", "source": {"type": "base64", "data": "QUFB"}}, {"type": "text", "text": "see image"}]}
+E12 = {"role": "user", "content": ["plain string part", {"type": "input_image", "image_url": "data:x"},
+                                   {"type": "image", "source": {"data": "zz"}}, {"type": "input_text", "text": "hi"}]}
+
+# (message, chars, images, rough, tail) from the spec's table
+TABLE = [
+    (E1, 56, 0, 14, 16), (E1b, 45, 0, 12, 12), (E2, 129, 1, 1533, 1616), (E3, 165, 0, 42, 37),
+    (E4, 92, 0, 23, 13), (E6, 44, 0, 11, 13), (E6b, 51, 0, 13, 13), (E8, 147, 0, 37, 27),
+    (E9, 38, 0, 10, 10), (E9b, 34, 0, 9, 11), (E9c, 73, 0, 19, 10), (E10, 68, 1, 1517, 64),
+    (E11, 40, 1, 1510, 12), (E12, 178, 2, 3045, 3214),
+]
+
+
+@pytest.mark.parametrize("msg,chars,images,rough,tail", TABLE)
+def test_worked_examples(msg, chars, images, rough, tail):
+    before = copy.deepcopy(msg)
+    assert tokens.message_chars(msg) == chars
+    assert tokens.image_count(msg) == images
+    assert tokens.rough_messages([msg]) == rough
+    assert tokens.tail_tokens(msg) == tail
+    assert msg == before  # never mutated
+
+
+def test_rounding_is_over_the_list_not_per_message():
+    assert tokens.rough_messages([E1, E1b]) == 26
+    assert tokens.rough_messages([E9, E9, E9]) == 29  # per message it would be 30
+    assert tokens.rough_messages([]) == 0
+
+
+def test_rough_text():
+    assert [tokens.rough_text(t) for t in ("", None, "a", "abcd", "abcde", "你好世界", "😀")] == [0, 0, 1, 1, 2, 1, 1]
+
+
+@pytest.mark.parametrize("text,chars", [("a\nb", 35), ("tab\there", 40), ("back\\slash", 42),
+                                        ("both ' and \"", 44), ("\u0000", 35), ("\u2028", 37),
+                                        ("\U000E0001", 41), ("é", 32), ("\ud800", 37)])
+def test_repr_escapes(text, chars):
+    assert tokens.message_chars({"role": "user", "content": text}) == chars
+
+
+def test_request_with_system_prompt_and_tools():
+    tools = [
+        {"type": "function", "function": {"name": "read_file", "description": "Read a file from disk.",
+                                          "parameters": {"type": "object", "properties": {"path": {"type": "string", "description": "Path to the file"}}, "required": ["path"]}}},
+        {"type": "function", "function": {"name": "terminal", "description": "Run a shell command."}},
+        {"name": "web_search", "description": "Search the web — fast.",
+         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
+        "not-a-dict",
+    ]
+    messages = [{"role": "user", "content": "Read /tmp/a.py please."}]
+    system = "You are Hermes, a helpful agent."
+    assert tokens.rough_tools(tools) == 65
+    assert tokens.rough_request(messages, system_prompt=system, tools=tools) == 87
+    assert tokens.rough_request(messages) == 14
+    assert tokens.rough_request([], system_prompt="", tools=[]) == 0
+    assert tokens.rough_request([], system_prompt="abcde") == 2
+    # the same system prompt as a message costs more (measured by repr)
+    assert tokens.rough_messages([{"role": "system", "content": system}, *messages]) == 30
