@@ -80,6 +80,8 @@ def loads(raw: bytes | str) -> Any:
         ) from None
     except ValueError as exc:
         raise InputError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise InputError("not JSON we can read: nesting too deep") from None
 
 
 def dumps(value: Any, *, pretty: bool = False) -> bytes:
@@ -88,7 +90,7 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
         if pretty:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
         return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
         # Big integers or lone surrogates: the stdlib writes them, and a lone surrogate
         # becomes its JSON escape (\udXXX) so the bytes stay valid UTF-8.
         text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,

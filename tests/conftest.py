@@ -56,3 +56,16 @@ def cli():
 
 def load_example(name: str):
     return json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+
+
+# Hypothesis profiles: `ci` (default, bounded time) and `fuzz` (make fuzz: long).
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile("fuzz", max_examples=3000, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # pragma: no cover
+    pass

@@ -114,7 +114,7 @@ def run(args: list[str], env) -> int:
         message = exc.format_message()
         ctx = getattr(exc, "ctx", None)
         hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
-        print(f"hermesctx: error: {message}{hint}", file=env.stderr)
+        print(f"hermesctx: error: {one_line(message)}{hint}", file=env.stderr)
         return ExitStatus.USAGE if exc.exit_code == 2 else exc.exit_code
     except click.exceptions.Abort:
         print("hermesctx: interrupted", file=env.stderr)
@@ -122,7 +122,7 @@ def run(args: list[str], env) -> int:
     except HermesctxError as exc:
         if _wants_traceback(args):
             traceback.print_exc(file=env.stderr)
-        print(f"hermesctx: error: {exc}", file=env.stderr)
+        print(f"hermesctx: error: {one_line(str(exc))}", file=env.stderr)
         return exc.status
     except KeyboardInterrupt:
         print("hermesctx: interrupted", file=env.stderr)
@@ -133,9 +133,17 @@ def run(args: list[str], env) -> int:
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
             traceback.print_exc(file=env.stderr)
-        print(f"hermesctx: error: internal error: {type(exc).__name__}: {exc}; "
+        print(f"hermesctx: error: internal error: {type(exc).__name__}: {one_line(str(exc))}; "
               "rerun with --traceback and report it", file=env.stderr)
         return ExitStatus.INTERNAL
+
+
+def one_line(text: str, limit: int = 1000) -> str:
+    """Error text as one printable line: control characters escaped, length capped (the
+    input can put anything into a message, e.g. a key with a newline or a 10 KB id)."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _silence_stdout() -> None:
