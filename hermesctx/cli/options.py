@@ -34,6 +34,12 @@ output_options = _stack(
     click.option("--pretty", is_flag=True, help="Indent the JSON output."),
 )
 
+inplace_options = _stack(
+    click.option("--in-place", "in_place", is_flag=True,
+                 help="Rewrite FILE atomically instead of writing stdout (FILE untouched on error)."),
+    click.option("--backup", is_flag=True, help="With --in-place: keep the original as FILE.bak."),
+)
+
 report_options = _stack(
     click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
                  help="Write the JSON report to FILE (JSON Lines for a batch) instead of stderr."),

@@ -127,29 +127,72 @@ Transform = Callable[[Any], tuple[Any, dict | None]]
 
 def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, pretty: bool,
                      report: str | None, describe: Callable[[dict], str] | None = None,
-                     emit: bool = True) -> int:
+                     emit: bool = True, in_place: bool = False, backup: bool = False) -> int:
     """Run ``fn(document) -> (output, report)`` on every document, writing each output as soon
     as it is ready (one document at a time: memory does not grow with the batch).
 
     Errors are located (``line 3: messages[7]: …``); nothing of a failing document is written.
+    ``in_place`` writes the output over FILE atomically (temp file in the same directory, fsync,
+    rename; ``backup`` keeps the original as FILE.bak); on any error FILE is left untouched.
     Returns how many documents were processed.
     """
+    if in_place and path == "-":
+        raise UsageError("--in-place needs a FILE argument, not stdin")
     sink = ReportSink(env, report)
+    out = _InPlace(path) if in_place else None
+    stdout = out.handle if out else env.stdout
     count = 0
     ok = False
     try:
         for doc in documents(env, path, jsonl):
             try:
-                out, rep = fn(doc.data)
+                result, rep = fn(doc.data)
             except HermesctxError as err:
                 raise (err.located(doc.where) if doc.where else err) from None
             if emit:
-                env.stdout.write(io.dumps(out, pretty=pretty))
-                env.stdout.flush()
+                stdout.write(io.dumps(result, pretty=pretty))
+                if out is None:
+                    stdout.flush()
             if rep is not None:
                 sink.add(doc, rep, describe(rep) if describe else None)
             count += 1
         ok = True
     finally:
         sink.close(ok)
+        if out is not None:
+            out.close(ok, backup=backup)
     return count
+
+
+class _InPlace:
+    """Output that replaces ``path`` only when everything succeeded."""
+
+    def __init__(self, path: str):
+        import tempfile
+
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise FileIOError(f"cannot write beside {path}: {exc.strerror}") from None
+        self.handle = os.fdopen(fd, "wb")
+
+    def close(self, ok: bool, *, backup: bool) -> None:
+        import shutil
+
+        try:
+            if ok:
+                self.handle.flush()
+                os.fsync(self.handle.fileno())
+            self.handle.close()
+            if ok:
+                shutil.copymode(self.path, self.tmp)
+                if backup:
+                    shutil.copy2(self.path, self.path + ".bak")
+                os.replace(self.tmp, self.path)
+        except OSError as exc:
+            raise FileIOError(f"cannot write {self.path}: {exc.strerror}") from None
+        finally:
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
