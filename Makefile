@@ -19,8 +19,10 @@ test: install
 lint: install
 	$(BIN)/ruff check hermesctx tests bench
 
+# `make bench BENCH_ARGS="--size-mb 20"` for a quick run
 bench: install
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: install

@@ -144,3 +144,20 @@ def pressure_percent(tokens: int, context_length: int) -> int:
     if context_length <= 0:
         return 0
     return max(0, min(100, round(tokens / context_length * 100)))
+
+
+def resolve_budgets(model: str | None = None, *, context_length: int | None = None,
+                    provider: str | None = None, threshold: float | None = None,
+                    target_ratio: float | None = None, rules: str | None = None,
+                    max_tokens: int | None = None):
+    """``(Budgets, ContextWindow)`` for a model (or an explicit window), as every stage that
+    derives a tail budget needs it."""
+    from hermesctx.models import resolve_context_length
+
+    window = resolve_context_length(model, context_length=context_length, provider=provider)
+    budgets = compute_budgets(window.length,
+                              threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                              target_ratio=DEFAULT_TARGET_RATIO if target_ratio is None else target_ratio,
+                              rules=rules or DOCUMENTED, max_tokens=max_tokens, model=model,
+                              provider=provider)
+    return budgets, window

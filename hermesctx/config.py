@@ -10,8 +10,9 @@ are ``HERMESCTX_`` + the dotted key upper-cased with dots as underscores
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from hermesctx.errors import FileIOError, UsageError
 
@@ -78,7 +79,10 @@ KEYS: dict[str, Key] = {
     "summarizer.retries": Key(3, int, lambda v: v >= 0, ">= 0"),
     "redaction.enabled": Key(True, bool),
     "archive.dir": Key(None, _OPT_STR),
-    "pipeline": Key([], list, doc="stages run by `hermesctx run`"),
+    # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each
+    # turn: compress when over the threshold, then place the prompt-cache breakpoints.
+    "pipeline": Key([{"compress": {"if_needed": True}}, "cache-mark"], list,
+                    doc="stages run by `hermesctx run`"),
 }
 
 # Sections whose whole subtree belongs to Hermes and is accepted without checking.
@@ -88,6 +92,10 @@ _PASSTHROUGH_SECTIONS = ("agent", "terminal", "toolsets", "display", "memory", "
                          "approvals", "honcho", "plugins", "logging", "web", "voice", "cron",
                          "smart_model_routing", "session_reset", "code_execution", "checkpoints",
                          "auxiliary", "model", "compression", "prompt_caching", "context")
+
+
+# Keys whose values are structured (lists, mappings): set in the config file or by flags only.
+NO_ENV = frozenset({"pipeline", "spill.thresholds", "auxiliary.compression.extra_body"})
 
 
 def env_name(key: str) -> str:
@@ -158,7 +166,7 @@ def flatten(data: Mapping[str, Any], *, strict: bool = False) -> tuple[dict[str,
                 flat["model.default"] = value  # Hermes accepts `model: name`
             elif key == "model.model":
                 flat.setdefault("model.default", value)
-            elif strict or not key.split(".")[0] in _PASSTHROUGH_SECTIONS:
+            elif strict or key.split(".")[0] not in _PASSTHROUGH_SECTIONS:
                 unknown.append(key)
 
     walk(data, "")
@@ -216,7 +224,7 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
             settings.sources[key] = f"config {path}"
     for key in KEYS:
         name = env_name(key)
-        if name in env and key not in ("pipeline", "spill.thresholds", "auxiliary.compression.extra_body"):
+        if name in env and key not in NO_ENV:
             settings.values[key] = coerce(key, env[name], name)
             settings.sources[key] = f"env {name}"
     for key, value in (flags or {}).items():
@@ -224,3 +232,21 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
             settings.values[key] = coerce(key, value, "flag")
             settings.sources[key] = "flag"
     return settings
+
+
+def check_file(path: str) -> list[str]:
+    """Every problem with the keys of a config file (not only the first): unknown keys, wrong
+    types, values out of range. Empty when the keys are valid."""
+    problems: list[str] = []
+    try:
+        data = read_config_file(path)
+    except (UsageError, FileIOError) as exc:
+        return [str(exc)]
+    flat, unknown = flatten(data)
+    problems += [f"unknown key {key}" for key in unknown]
+    for key, value in flat.items():
+        try:
+            coerce(key, value, "x")
+        except UsageError as exc:
+            problems.append(str(exc).removeprefix("x: "))
+    return problems

@@ -94,7 +94,7 @@ def _constructor_args(name: str) -> dict[str, Any]:
             openai_public.load_tiktoken_bpe = original
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_encoding(name: str):
     """A ``tiktoken.Encoding`` for ``name`` built without network access."""
     if name not in SUPPORTED:

@@ -16,7 +16,7 @@ class HermesctxError(Exception):
         self.hint = hint
         self.where = where
 
-    def located(self, prefix: str) -> "HermesctxError":
+    def located(self, prefix: str) -> HermesctxError:
         """Prefix the location (``line 3``) in front of whatever location the error has."""
         self.where = f"{prefix}: {self.where}" if self.where else prefix
         return self

@@ -18,16 +18,19 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
 from hermesctx.errors import FileIOError, InputError
 
 _BOM = b"\xef\xbb\xbf"
-# A run of 20+ digits anywhere: orjson would turn such an integer into a float.
-_LONG_DIGITS = re.compile(rb"\d{20}")
+# orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
+# a float. Only a document that came out with a float can have been hit, so the byte scan (slow:
+# it touches every byte) runs only then.
+_LONG_DIGITS = re.compile(rb"\d{19}")
 
 
 @dataclass
@@ -61,11 +64,13 @@ def loads(raw: bytes | str) -> Any:
         raw = raw.encode("utf-8", "surrogatepass")
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
-    if not _LONG_DIGITS.search(raw):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass  # let the stdlib parser decide, and word the error
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass  # let the stdlib parser decide, and word the error
+    else:
+        if not _has_float(value) or not _LONG_DIGITS.search(raw):
+            return value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -82,6 +87,22 @@ def loads(raw: bytes | str) -> Any:
         raise InputError(f"not JSON: {exc}") from None
     except RecursionError:
         raise InputError("not JSON we can read: nesting too deep") from None
+
+
+def _has_float(value: Any) -> bool:
+    """Whether a parsed value holds a float anywhere (iterative: any nesting depth)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            push(item.values())
+        elif kind is list:
+            push(item)
+        elif kind is float:
+            return True
+    return False
 
 
 def dumps(value: Any, *, pretty: bool = False) -> bytes:
@@ -132,7 +153,7 @@ def read_documents(stream: BinaryIO, *, jsonl: bool | None = None,
     index = 1
     for raw in stream:
         line_no += 1
-        if not raw.strip():
+        if raw.isspace():  # (not raw.strip(): that copies every line)
             continue
         try:
             value = loads(raw)
@@ -163,13 +184,24 @@ def read_json_file(path: str) -> Any:
 
 def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` through a temp file in the same directory, fsync, rename."""
+    _write_atomic(path, data, mode, durable=True)
+
+
+def write_atomic_nosync(path: str, data: bytes, *, mode: int = 0o644) -> None:
+    """:func:`write_atomic` without the fsync: readers still see the old file or the whole
+    new one, never a part, but a crash may lose it. For many files in a hot path (spill)."""
+    _write_atomic(path, data, mode, durable=False)
+
+
+def _write_atomic(path: str, data: bytes, mode: int, *, durable: bool) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

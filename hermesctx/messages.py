@@ -15,7 +15,8 @@ Nothing here mutates its arguments.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from hermesctx.errors import InputError
 
@@ -168,6 +169,15 @@ def call_name_args(tool_call: Any) -> tuple[str, str]:
     if not isinstance(function, dict):
         return "", ""
     return function.get("name") or "", function.get("arguments") or ""
+
+
+def calls_of(msg: dict) -> list:
+    """The ``tool_calls`` value as Python would iterate it (a list; a string or object gives its
+    characters or keys, as in Hermes), or ``[]`` for null, a number or a boolean."""
+    calls = msg.get("tool_calls")
+    if isinstance(calls, list):
+        return calls
+    return list(calls) if isinstance(calls, (str, dict)) else []
 
 
 def iter_tool_calls(msg: dict) -> Iterator[dict]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermesctx.messages import IMAGE_PART_TYPES, content_text
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text
 
 IMAGE_TOKENS = 1500  # Hermes's per-image charge in the request estimate
 _TAIL_IMAGE_CHARS = 6400  # 1,600 tokens × 4 chars, per image in the tail walk
@@ -142,7 +142,8 @@ def _content_len(content: Any) -> int:
         elif part.get("type") in IMAGE_PART_TYPES:
             total += _TAIL_IMAGE_CHARS
         else:
-            total += len(part.get("text", "") or "")
+            text = part.get("text", "") or ""
+            total += len(text) if isinstance(text, str) else len(str(text))  # Hermes: only strings
     return total
 
 
@@ -160,7 +161,7 @@ def _serialized_len(value: Any) -> int:
 def tail_tokens(msg: dict) -> int:
     """Hermes ``_estimate_msg_budget_tokens``: content//4 + 10 + each call's repr//4 + replay fields."""
     tokens = _content_len(msg.get("content") or "") // 4 + 10
-    for tc in msg.get("tool_calls") or []:
+    for tc in calls_of(msg):
         if isinstance(tc, dict):
             tokens += len(str(tc)) // 4
     for key in _REPLAY_KEYS:
@@ -197,7 +198,7 @@ def exact_message_tokens(encoding, msg: Any) -> int:
     tokens = MESSAGE_OVERHEAD + exact_text(encoding, str(msg.get("role") or ""))
     tokens += exact_text(encoding, content_text(content))
     tokens += IMAGE_TOKENS * _exact_images(content)
-    for tc in msg.get("tool_calls") or []:
+    for tc in calls_of(msg):
         if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
             fn = tc["function"]
             tokens += exact_text(encoding, str(fn.get("name") or ""))

@@ -4,8 +4,8 @@ import json
 
 import pytest
 import tiktoken
-
 from conftest import EXAMPLES, invoke, load_example
+
 from hermesctx.encodings import get_encoding
 
 MULTILINGUAL = [

@@ -7,7 +7,8 @@ None here, so :func:`settings_from` can tell "not given" from "given".
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -113,3 +114,26 @@ def model_kwargs(settings: Settings, doc: Any = None) -> dict[str, Any]:
         "context_length": settings["model.context_length"],
         "provider": settings["model.provider"],
     }
+
+
+def tail_budget(settings: Settings, doc: Any = None) -> int:
+    """The tail token budget the compressor would protect for this document."""
+    from hermesctx.budgets import resolve_budgets
+
+    budgets, _ = resolve_budgets(**model_kwargs(settings, doc), **budget_kwargs(settings))
+    return budgets.tail_token_budget
+
+
+# --- input formats (hermesctx.formats) ---------------------------------------------------------
+
+FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
+
+format_options = _stack(
+    click.option("--from", "source", type=click.Choice(FROM_CHOICES), default="auto",
+                 show_default=True,
+                 help="Input format; auto detects it (Claude Code and Codex logs included)."),
+    click.option("--include-sidechains", is_flag=True,
+                 help="Session logs: keep sidechain (subagent) events too."),
+    click.option("--all-segments", is_flag=True,
+                 help="Session logs: keep messages from before compaction boundaries."),
+)

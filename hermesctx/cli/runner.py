@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterator, Mapping, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import click
 
@@ -30,7 +31,7 @@ class Env:
     _warned: set = field(default_factory=set, repr=False)
 
     @classmethod
-    def from_process(cls) -> "Env":
+    def from_process(cls) -> Env:
         return cls(
             stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, stderr=sys.stderr,
             environ=os.environ, stdin_isatty=sys.stdin.isatty(),
@@ -62,6 +63,9 @@ def get_env() -> Env:
     return root.obj
 
 
+_READ_BUFFER = 1 << 20
+
+
 @contextmanager
 def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
     """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file."""
@@ -69,10 +73,16 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         if env.stdin_isatty:
             raise UsageError("no input: pipe a transcript in or name a file",
                              hint="e.g. hermesctx estimate examples/coding-session.json")
+        if env.stdin is getattr(sys.stdin, "buffer", None):
+            # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
+            # split several times faster than through the default 8 KiB one)
+            with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
+                yield handle
+            return
         yield env.stdin
         return
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
@@ -80,9 +90,33 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
 
 
 def documents(env: Env, path: str, jsonl: bool | None, *,
-              keep_raw: bool = False) -> Iterator[io.Document]:
+              keep_raw: bool = False, source: str | None = None,
+              **format_kwargs: Any) -> Iterator[io.Document]:
+    """``source=None``: plain JSON / JSON Lines as always. With a format name (``auto``
+    included) see :func:`format_documents`."""
+    if source is not None:
+        yield from format_documents(env, path, jsonl, keep_raw=keep_raw, source=source,
+                                    **format_kwargs)
+        return
     with open_input(env, path) as stream:
         yield from io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+
+
+def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool = False,
+                     source: str = "auto", include_sidechains: bool = False,
+                     all_segments: bool = False,
+                     convert_documents: bool = True) -> Iterator[io.Document]:
+    """Documents in any format :mod:`hermesctx.formats` reads: a Claude Code / Codex session
+    log (one file, one transcript, folded event by event), Responses items or ShareGPT become
+    OpenAI messages; OpenAI and Anthropic bodies pass through. Each has ``.info`` (the format
+    read, what was lost, usage recorded in a log)."""
+    from hermesctx import formats
+
+    with open_input(env, path) as stream:
+        yield from formats.read_documents(
+            stream, fmt=source, jsonl=jsonl, keep_raw=keep_raw,
+            include_sidechains=include_sidechains, all_segments=all_segments,
+            convert_documents=convert_documents, warn=env.warn)
 
 
 class ReportSink:

@@ -25,7 +25,7 @@ BUCKETS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_to
 def _int(value: Any) -> int:
     try:
         return int(value or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
@@ -34,27 +34,77 @@ def _sub(obj: dict, key: str) -> dict:
     return value if isinstance(value, dict) and value else {}
 
 
-def usage_of(obj: Any) -> dict:
-    """The usage object inside a whole API response, or the object itself."""
-    if not isinstance(obj, dict):
-        raise InputError("expected a usage object or an API response with a \"usage\" object")
+def _envelope(obj: dict) -> dict:
+    """The object that holds ``usage``: the response itself, the ``response`` of a Responses
+    ``response.completed`` event, or the ``message`` of an Anthropic ``message_start`` event."""
     if isinstance(obj.get("usage"), dict):
-        return obj["usage"]
-    response = obj.get("response")  # Responses API streaming: response.completed event
-    if isinstance(response, dict) and isinstance(response.get("usage"), dict):
-        return response["usage"]
-    message = obj.get("message")  # Anthropic streaming: message_start event
-    if isinstance(message, dict) and isinstance(message.get("usage"), dict):
-        return message["usage"]
+        return obj
+    for key in ("response", "message"):
+        inner = obj.get(key)
+        if isinstance(inner, dict) and isinstance(inner.get("usage"), dict):
+            return inner
     return obj
 
 
-def detect_provider(usage: dict) -> str:
-    """Which branch the usage object's keys belong to."""
+def usage_of(obj: Any) -> dict:
+    """The usage object inside a whole API response (or streaming event), or the object itself."""
+    if not isinstance(obj, dict):
+        raise InputError("expected a usage object or an API response with a \"usage\" object")
+    holder = _envelope(obj)
+    return holder["usage"] if holder is not obj or isinstance(obj.get("usage"), dict) else obj
+
+
+def has_usage(obj: Any) -> bool:
+    """Whether ``obj`` holds a usage object (streaming events other than the final ones do not:
+    Chat chunks carry ``"usage": null``, Anthropic deltas and pings none at all)."""
+    if not isinstance(obj, dict):
+        return False
+    if _envelope(obj) is not obj or isinstance(obj.get("usage"), dict):
+        return True
+    if "usage" in obj or "type" in obj or "object" in obj or "choices" in obj:
+        return False
+    try:
+        detect_provider(obj)
+    except InputError:
+        return False
+    return True
+
+
+def model_of(obj: Any) -> str | None:
+    """The ``model`` a response (or streaming event) names, if any."""
+    if not isinstance(obj, dict):
+        return None
+    for holder in (obj, _envelope(obj)):
+        if isinstance(holder.get("model"), str) and holder["model"]:
+            return holder["model"]
+    return None
+
+
+def _provider_from_envelope(obj: Any) -> str | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("usage"), dict) and _envelope(obj) is obj:
+        return None
+    kind = str(obj.get("type") or "")
+    kind_obj = str(obj.get("object") or "")
+    if kind in ("message", "message_start", "message_delta"):
+        return ANTHROPIC
+    if kind_obj == "response" or kind.startswith("response."):
+        return CODEX
+    if kind_obj.startswith("chat.completion"):
+        return OPENAI
+    return None
+
+
+def detect_provider(usage: dict, envelope: Any = None) -> str:
+    """Which branch the usage object's keys (or the response around it) belong to."""
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         return OPENAI
     if "input_tokens_details" in usage or "output_tokens_details" in usage:
         return CODEX
+    hint = _provider_from_envelope(envelope)
+    if hint:
+        return hint
+    if "input_tokens" in usage and "total_tokens" in usage:
+        return CODEX  # Responses usage always has total_tokens; Anthropic's never does
     if {"input_tokens", "output_tokens", "cache_read_input_tokens",
             "cache_creation_input_tokens"} & usage.keys():
         return ANTHROPIC
@@ -66,7 +116,8 @@ def detect_provider(usage: dict) -> str:
 def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
     """Canonical buckets plus ``prompt_tokens`` and ``total_tokens`` and the branch used."""
     usage = usage_of(obj)
-    branch = provider or detect_provider(usage)
+    branch = provider or detect_provider(usage, obj)
+    unclamped = 0
     if branch == ANTHROPIC:
         input_tokens = _int(usage.get("input_tokens"))
         output_tokens = _int(usage.get("output_tokens"))
@@ -78,7 +129,8 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
         details = _sub(usage, "input_tokens_details")
         cache_read = _int(details.get("cached_tokens"))
         cache_write = _int(details.get("cache_creation_tokens"))
-        input_tokens = max(0, total - cache_read - cache_write)
+        unclamped = total - cache_read - cache_write
+        input_tokens = max(0, unclamped)
     elif branch == OPENAI:
         total = _int(usage.get("prompt_tokens"))
         output_tokens = _int(usage.get("completion_tokens"))
@@ -88,13 +140,14 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
                       or _int(usage.get("prompt_cache_hit_tokens")))
         cache_write = (_int(details.get("cache_write_tokens"))
                        or _int(usage.get("cache_creation_input_tokens")))
-        input_tokens = max(0, total - cache_read - cache_write)
+        unclamped = total - cache_read - cache_write
+        input_tokens = max(0, unclamped)
     else:
         raise InputError(f"unknown provider {branch!r} (choose from {', '.join(PROVIDERS)})")
     reasoning = (_int(_sub(usage, "output_tokens_details").get("reasoning_tokens"))
                  or _int(_sub(usage, "completion_tokens_details").get("reasoning_tokens")))
     prompt = input_tokens + cache_read + cache_write
-    return {
+    out = {
         "provider": branch,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
@@ -103,4 +156,35 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
         "reasoning_tokens": reasoning,
         "prompt_tokens": prompt,
         "total_tokens": prompt + output_tokens,
+        "request_count": 1,
     }
+    split = _sub(usage, "cache_creation")
+    if branch == ANTHROPIC and split:
+        out["cache_write_5m_tokens"] = _int(split.get("ephemeral_5m_input_tokens"))
+        out["cache_write_1h_tokens"] = _int(split.get("ephemeral_1h_input_tokens"))
+    warnings = []
+    negative = [k for k in BUCKETS if out[k] < 0]
+    if negative:
+        warnings.append(f"negative token count in {', '.join(negative)} (reported as given)")
+    if unclamped < 0:
+        warnings.append(f"cached tokens exceed the prompt total by {-unclamped:,}: input_tokens clamped to 0")
+    if warnings:
+        out["warnings"] = warnings
+    return out
+
+
+SUMMED = BUCKETS + ("prompt_tokens", "total_tokens", "request_count",
+                    "cache_write_5m_tokens", "cache_write_1h_tokens")
+
+
+def add_usage(total: dict | None, one: dict) -> dict:
+    """Running sum of normalized usages (the provider is kept when all agree, else ``mixed``)."""
+    if total is None:
+        return {k: v for k, v in one.items() if k != "warnings"}
+    out = dict(total)
+    for key in SUMMED:
+        if key in one or key in out:
+            out[key] = out.get(key, 0) + one.get(key, 0)
+    if out.get("provider") != one.get("provider"):
+        out["provider"] = "mixed"
+    return out

@@ -3,8 +3,16 @@ from __future__ import annotations
 import click
 
 from hermesctx import io
-from hermesctx.cli.options import (budget_kwargs, budget_options, config_options, input_options,
-                                   model_kwargs, model_options, output_options, settings_from)
+from hermesctx.cli.options import (
+    budget_kwargs,
+    budget_options,
+    config_options,
+    input_options,
+    model_kwargs,
+    model_options,
+    output_options,
+    settings_from,
+)
 from hermesctx.cli.runner import documents, get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus

@@ -1,0 +1,151 @@
+"""Throughput of the streaming stages against a bare orjson loads+dumps of the same file.
+
+    python bench/run.py                  # 200 MB batch (generated once into bench/data/)
+    python bench/run.py --size-mb 20     # a quick run
+    python bench/run.py --only spill --repeat 1
+
+The baseline runs in this process: for every line, ``orjson.dumps(orjson.loads(line))``.
+Every stage runs through the real CLI path, ``hermesctx <cmd> FILE > /dev/null`` in a
+subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once).
+Commands that do not exist yet are skipped. Prints MB/s and the ratio stage/baseline (the
+target for prune, sanitize and spill is >= 0.5) and writes bench/results/latest.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import orjson
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from gen import default_path, generate  # noqa: E402
+
+TARGET = 0.5
+SLOW = 10.0  # seconds: an untargeted stage this slow is run once, not best of N
+TARGETED = ("prune", "sanitize", "spill")
+# (name, argv after `hermesctx`); {dir} is a fresh spill directory for every run
+STAGES = [
+    ("prune", ["prune"]),
+    ("sanitize", ["sanitize"]),
+    ("spill", ["spill", "--dir", "{dir}"]),
+    ("estimate --method rough", ["estimate", "--method", "rough"]),
+    ("cache-mark", ["cache-mark"]),
+    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"]),
+]
+
+
+def hermesctx_argv() -> list[str]:
+    exe = shutil.which("hermesctx", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "hermesctx"]
+
+
+def exists(cmd: str) -> bool:
+    proc = subprocess.run([*hermesctx_argv(), cmd, "--help"], capture_output=True)
+    return proc.returncode == 0
+
+
+def baseline(path: str) -> float:
+    start = time.perf_counter()
+    with open(path, "rb") as handle:
+        for line in handle:
+            orjson.dumps(orjson.loads(line))
+    return time.perf_counter() - start
+
+
+def run_stage(argv: list[str], path: str) -> tuple[float, int, str]:
+    spill_dir = tempfile.mkdtemp(prefix="hermesctx-bench-")
+    try:
+        args = [a.replace("{dir}", spill_dir) for a in argv]
+        with open(os.devnull, "wb") as null:
+            start = time.perf_counter()
+            proc = subprocess.run([*hermesctx_argv(), "--quiet", *args, path], stdout=null,
+                                  stderr=subprocess.PIPE)
+            elapsed = time.perf_counter() - start
+        return elapsed, proc.returncode, proc.stderr.decode(errors="replace").strip()[-300:]
+    finally:
+        shutil.rmtree(spill_dir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=float, default=200)
+    parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", action="append", default=None, help="run only this stage (repeatable)")
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "latest.json"))
+    parser.add_argument("--data", default=None, help="directory for the generated batch (default bench/data)")
+    args = parser.parse_args(argv)
+
+    path = default_path(args.size_mb, args.seed, args.data)
+    if not os.path.exists(path):
+        print(f"generating {path} ...", file=sys.stderr)
+        generate(path, args.size_mb, args.seed)
+    mb = os.path.getsize(path) / 1e6
+    with open(path, "rb") as handle:
+        lines = sum(1 for line in handle if line.strip())
+    print(f"input: {path} ({mb:.1f} MB, {lines} transcripts)")
+
+    base = min(baseline(path) for _ in range(args.repeat))
+    base_rate = mb / base
+    print(f"{'baseline (orjson loads+dumps)':32} {base:8.2f} s {base_rate:9.1f} MB/s")
+
+    results = []
+    for name, stage_argv in STAGES:
+        if args.only and name.split()[0] not in args.only and name not in args.only:
+            continue
+        if not exists(stage_argv[0]):
+            print(f"{name:32} skipped (no such command yet)")
+            results.append({"stage": name, "skipped": True})
+            continue
+        times, status, err = [], 0, ""
+        for _ in range(args.repeat):
+            elapsed, status, err = run_stage(stage_argv, path)
+            times.append(elapsed)
+            if status not in (0, 1):  # 1: a check found something; anything else is a failure
+                break
+            if name not in TARGETED and elapsed > SLOW:
+                break  # one run of a slow, untargeted stage is enough
+        best = min(times)
+        rate = mb / best
+        ratio = rate / base_rate
+        mark = ""
+        if name in TARGETED:
+            mark = "ok" if ratio >= TARGET else f"UNDER {TARGET}x"
+        if status not in (0, 1):
+            mark = f"FAILED (exit {status}: {err})"
+        print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x  {mark}")
+        results.append({"stage": name, "argv": stage_argv, "seconds": round(best, 3),
+                        "all_seconds": [round(t, 3) for t in times], "mb_per_s": round(rate, 2),
+                        "ratio": round(ratio, 3), "exit": status,
+                        "target": TARGET if name in TARGETED else None})
+
+    report = {
+        "input": os.path.basename(path), "mb": round(mb, 2), "transcripts": lines,
+        "seed": args.seed, "repeat": args.repeat,
+        "baseline": {"seconds": round(base, 3), "mb_per_s": round(base_rate, 2),
+                     "what": "orjson.loads + orjson.dumps of every line, in one process"},
+        "stages": results,
+        "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+    print(f"wrote {args.out}")
+    failed = [r for r in results if r.get("exit") not in (None, 0, 1)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import click
+
+from hermesctx.cli.options import inplace_options, input_options, output_options, report_options
+from hermesctx.cli.runner import documents, get_env, transform_stream
+from hermesctx.errors import HermesctxError
+from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+from hermesctx.messages import check_messages, messages_of
+from hermesctx.stages import sanitize as stage
+
+
+@click.command(epilog=EXIT_STATUS_HELP)
+@input_options
+@click.option("--stub", is_flag=True,
+              help="Inject stub results for calls that lost theirs (Hermes's pre-API repair) "
+                   "instead of removing the calls.")
+@click.option("--check", is_flag=True,
+              help="Change nothing: list every orphan on stderr, exit 1 if there is any.")
+@output_options
+@inplace_options
+@report_options
+def command(input, jsonl, stub, check, pretty, in_place, backup, report):
+    """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
+
+    By default (Hermes's compressor repair) a result whose call is missing is removed, and a
+    call whose result is missing is removed from its assistant message, which says
+    "(tool call removed)" if nothing else is left. With --stub the call stays and a result
+    "[Result unavailable — see context summary above]" is inserted right after it.
+    Anthropic tool_use / tool_result blocks are repaired the same way.
+
+    \b
+    Examples:
+        hermesctx sanitize examples/coding-session.json > fixed.json
+        hermesctx sanitize --stub < examples/anthropic-session.json > fixed.json
+        hermesctx sanitize --check --jsonl < examples/batch.jsonl   # CI: exit 1 on any orphan
+    """
+    env = get_env()
+    if not check:
+        transform_stream(env, input, make({"stub": stub}, env), jsonl=jsonl,
+                         pretty=pretty, report=report, describe=stage.describe,
+                         in_place=in_place, backup=backup)
+        return
+    problems = transcripts = bad = 0
+    for doc in documents(env, input, jsonl):
+        try:
+            messages = messages_of(doc.data)
+            check_messages(messages)
+        except HermesctxError as err:
+            raise (err.located(doc.where) if doc.where else err) from None
+        transcripts += 1
+        found = stage.find_problems(messages)
+        where = f"transcript {transcripts}: "  # 1-based number of the transcript in the batch
+        for problem in found:
+            env.stderr.write(f"{where}{problem['message']}\n")
+        problems += len(found)
+        bad += bool(found)
+    env.stderr.write(f"{problems} problem{'s' * (problems != 1)} in {bad} of {transcripts} "
+                     f"transcript{'s' * (transcripts != 1)}\n")
+    env.stderr.flush()
+    if problems:
+        return ExitStatus.CHECK_FAILED
+    return ExitStatus.OK
+
+
+def make(params: dict, env):
+    stub = bool(params.get("stub"))
+    return lambda doc: stage.sanitize(doc, stub=stub)

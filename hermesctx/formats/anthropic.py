@@ -1,0 +1,284 @@
+"""Anthropic Messages bodies <-> OpenAI chat messages (the canonical form inside hermesctx).
+
+Both directions copy only what they rebuild; the input is never mutated. What the target cannot
+hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_DATA_URL = "data:"
+
+
+def _bump(lost: dict, what: str, n: int = 1) -> None:
+    lost[what] = lost.get(what, 0) + n
+
+
+def dumps_args(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def loads_args(text: Any, lost: dict) -> Any:
+    if not isinstance(text, str):
+        return text if isinstance(text, dict) else {}
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        _bump(lost, "tool call arguments that are not JSON (kept under _raw)")
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+# --- parts ---------------------------------------------------------------------------------
+
+def image_to_openai(block: dict) -> dict:
+    source = block.get("source") or {}
+    if source.get("type") == "base64":
+        url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
+    else:
+        url = source.get("url", "")
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def image_to_anthropic(part: dict) -> dict:
+    image = part.get("image_url")
+    url = image.get("url", "") if isinstance(image, dict) else str(image or "")
+    if url.startswith(_DATA_URL) and ";base64," in url:
+        head, data = url[len(_DATA_URL):].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": head, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def parts_to_openai(blocks: Any, lost: dict) -> Any:
+    """Anthropic text/image blocks -> OpenAI content parts (strings stay strings)."""
+    if not isinstance(blocks, list):
+        return blocks
+    out = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            out.append(block)
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            part = {"type": "text", "text": block.get("text", "")}
+            if "cache_control" in block:
+                part["cache_control"] = block["cache_control"]
+            out.append(part)
+        elif kind == "image":
+            out.append(image_to_openai(block))
+        else:
+            _bump(lost, f"{kind} blocks")
+            text = block.get("text") or block.get("content")
+            if isinstance(text, str) and text:
+                out.append({"type": "text", "text": text})
+    return out
+
+
+def parts_to_anthropic(parts: Any, lost: dict) -> Any:
+    if not isinstance(parts, list):
+        return parts
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append({"type": "text", "text": part})
+        elif not isinstance(part, dict):
+            continue
+        elif part.get("type") in ("text", "input_text", "output_text"):
+            block = {"type": "text", "text": part.get("text", "")}
+            if "cache_control" in part:
+                block["cache_control"] = part["cache_control"]
+            out.append(block)
+        elif part.get("type") in ("image_url", "input_image"):
+            out.append(image_to_anthropic(part))
+        else:
+            _bump(lost, f"{part.get('type')} content parts")
+    return out
+
+
+# --- anthropic -> openai -------------------------------------------------------------------
+
+def system_to_openai(system: Any, lost: dict) -> dict | None:
+    if system is None or system == "" or system == []:
+        return None
+    return {"role": "system", "content": parts_to_openai(system, lost)}
+
+
+def message_to_openai(msg: dict, lost: dict) -> list[dict]:
+    """One Anthropic message -> one or more OpenAI messages (tool results become tool messages)."""
+    role = msg.get("role")
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return [{"role": role, "content": content}]
+    if role == "assistant":
+        texts, calls, reasoning = [], [], []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                texts.append(block.get("text", ""))
+            elif kind == "tool_use":
+                calls.append({"id": block.get("id", ""), "type": "function",
+                              "function": {"name": block.get("name", ""),
+                                           "arguments": dumps_args(block.get("input", {}))}})
+            elif kind == "thinking":
+                reasoning.append(block.get("thinking", ""))
+                if block.get("signature"):
+                    _bump(lost, "thinking signatures")
+            elif kind == "redacted_thinking":
+                _bump(lost, "redacted thinking blocks")
+            else:
+                _bump(lost, f"{kind} blocks")
+        out: dict = {"role": "assistant",
+                     "content": "\n".join(texts) if len(texts) != 0 else (None if calls else "")}
+        if len(texts) > 1:
+            out["content"] = [{"type": "text", "text": t} for t in texts]
+        if reasoning:
+            out["reasoning"] = "\n".join(reasoning)
+        if calls:
+            out["tool_calls"] = calls
+        return [out]
+    messages: list[dict] = []
+    rest: list = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            result = block.get("content", "")
+            tool = {"role": "tool", "tool_call_id": block.get("tool_use_id", ""),
+                    "content": parts_to_openai(result, lost) if isinstance(result, list) else result}
+            if block.get("is_error"):
+                _bump(lost, "tool result is_error flags")
+            messages.append(tool)
+        else:
+            rest.append(block)
+    if rest:
+        messages.append({"role": role, "content": parts_to_openai(rest, lost)})
+    return messages
+
+
+def to_openai(doc: dict, lost: dict) -> dict:
+    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``."""
+    out: dict = {}
+    messages: list[dict] = []
+    system = system_to_openai(doc.get("system"), lost)
+    if system:
+        messages.append(system)
+    for msg in doc.get("messages") or []:
+        if isinstance(msg, dict):
+            messages.extend(message_to_openai(msg, lost))
+    for key, value in doc.items():
+        if key == "system":
+            continue
+        if key == "messages":
+            out["messages"] = messages
+        elif key == "tools" and isinstance(value, list):
+            out["tools"] = [{"type": "function", "function": {
+                "name": t.get("name", ""), "description": t.get("description", ""),
+                "parameters": t.get("input_schema", {})}} if isinstance(t, dict) else t
+                for t in value]
+        else:
+            out[key] = value
+    out.setdefault("messages", messages)
+    return out
+
+
+# --- openai -> anthropic -------------------------------------------------------------------
+
+def to_anthropic(doc: dict, lost: dict) -> dict:
+    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body."""
+    messages = doc.get("messages") or []
+    system_parts: list = []
+    out_msgs: list[dict] = []
+    pending_results: list[dict] = []
+    leading = True
+
+    def flush() -> None:
+        if pending_results:
+            out_msgs.append({"role": "user", "content": list(pending_results)})
+            pending_results.clear()
+
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        content = msg.get("content")
+        extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
+                            "reasoning_content", "name"}
+        for key in extra:
+            _bump(lost, f"message key {key!r}")
+        if role == "system" and leading:
+            system_parts.append(content)
+            continue
+        leading = False
+        if role == "tool":
+            result: dict = {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", "")}
+            result["content"] = (parts_to_anthropic(content, lost) if isinstance(content, list)
+                                 else content if content is not None else "")
+            pending_results.append(result)
+            continue
+        flush()
+        if role == "system":
+            _bump(lost, "system messages after the first turn (sent as user text)")
+            role = "user"
+        if role == "assistant":
+            blocks: list = []
+            reasoning = msg.get("reasoning") or msg.get("reasoning_content")
+            if isinstance(reasoning, str) and reasoning:
+                blocks.append({"type": "thinking", "thinking": reasoning})
+            calls = msg.get("tool_calls") or []
+            if isinstance(content, list):
+                blocks.extend(parts_to_anthropic(content, lost))
+            elif isinstance(content, str) and (content or not calls) and (calls or blocks):
+                blocks.append({"type": "text", "text": content})
+            for call in calls:
+                fn = call.get("function") or {}
+                blocks.append({"type": "tool_use", "id": call.get("id", ""),
+                               "name": fn.get("name", ""),
+                               "input": loads_args(fn.get("arguments"), lost)})
+            if not blocks:
+                out_msgs.append({"role": "assistant", "content": content if content is not None else ""})
+            else:
+                out_msgs.append({"role": "assistant", "content": blocks})
+            continue
+        out_msgs.append({"role": role, "content": parts_to_anthropic(content, lost)
+                         if isinstance(content, list) else content})
+    flush()
+    out: dict = {}
+    for key, value in doc.items():
+        if key == "messages":
+            if system_parts:
+                out["system"] = _join_system(system_parts, lost)
+            out["messages"] = out_msgs
+        elif key == "tools" and isinstance(value, list):
+            out["tools"] = [_tool_to_anthropic(t) for t in value]
+        else:
+            out[key] = value
+    if "messages" not in out:
+        out["messages"] = out_msgs
+    return out
+
+
+def _join_system(parts: list, lost: dict) -> Any:
+    if len(parts) == 1:
+        only = parts[0]
+        return parts_to_anthropic(only, lost) if isinstance(only, list) else only
+    blocks: list = []
+    for part in parts:
+        if isinstance(part, list):
+            blocks.extend(parts_to_anthropic(part, lost))
+        elif part:
+            blocks.append({"type": "text", "text": part})
+    return blocks
+
+
+def _tool_to_anthropic(tool: Any) -> Any:
+    if not isinstance(tool, dict):
+        return tool
+    fn = tool.get("function") if tool.get("type") == "function" else None
+    if not isinstance(fn, dict):
+        return tool
+    return {"name": fn.get("name", ""), "description": fn.get("description", ""),
+            "input_schema": fn.get("parameters", {})}

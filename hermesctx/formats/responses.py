@@ -1,0 +1,196 @@
+"""OpenAI Responses API items -> OpenAI chat messages.
+
+Items: ``message`` (``input_text``/``output_text`` parts), ``function_call`` /
+``function_call_output`` paired by ``call_id``, ``custom_tool_call`` / ``custom_tool_call_output``,
+``local_shell_call`` / ``local_shell_call_output``, ``reasoning`` (summary text kept as the next
+assistant message's ``reasoning``; encrypted content reported). Consecutive function calls fold
+into one assistant message, as parallel calls.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
+                        "custom_tool_call", "custom_tool_call_output", "local_shell_call",
+                        "local_shell_call_output", "web_search_call", "compaction",
+                        "file_search_call", "computer_call", "computer_call_output"})
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+            "computer_call_output"}
+
+
+def _bump(lost: dict, what: str, n: int = 1) -> None:
+    lost[what] = lost.get(what, 0) + n
+
+
+def is_items(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(i, dict) and i.get("type") in ITEM_TYPES
+                    or isinstance(i, dict) and "role" in i and "content" in i and "type" not in i
+                    for i in value)
+            and any(isinstance(i, dict) and i.get("type") in ITEM_TYPES for i in value))
+
+
+def _parts(content: Any, lost: dict) -> Any:
+    if not isinstance(content, list):
+        return content
+    texts = []
+    parts = []
+    only_text = True
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text", "summary_text"):
+            texts.append(part.get("text", ""))
+            parts.append({"type": "text", "text": part.get("text", "")})
+        elif kind == "input_image":
+            only_text = False
+            parts.append({"type": "image_url", "image_url": {"url": part.get("image_url", "")}})
+        elif kind == "refusal":
+            texts.append(part.get("refusal", ""))
+            parts.append({"type": "text", "text": part.get("refusal", "")})
+        else:
+            only_text = False
+            _bump(lost, f"{kind} message parts")
+    if only_text:
+        return "\n".join(texts) if len(texts) <= 1 else parts
+    return parts
+
+
+class Folder:
+    """Folds items one at a time into OpenAI messages (used by the Codex reader too)."""
+
+    def __init__(self, lost: dict):
+        self.lost = lost
+        self.messages: list[dict] = []
+        self._reasoning: list[str] = []
+        self._open: dict | None = None  # the assistant message collecting calls
+
+    def add(self, item: dict) -> None:
+        kind = item.get("type")
+        if kind is None and "role" in item:
+            kind = "message"
+        if kind == "message":
+            role = item.get("role", "user")
+            if role == "developer":
+                role = "system"
+            msg: dict = {"role": role, "content": _parts(item.get("content"), self.lost)}
+            if role == "assistant":
+                self._attach_reasoning(msg)
+                self.messages.append(msg)
+                self._open = msg
+            else:
+                self.messages.append(msg)
+                self._open = None
+        elif kind == "reasoning":
+            summary = item.get("summary") or []
+            text = "\n".join(s.get("text", "") for s in summary if isinstance(s, dict))
+            content = item.get("content")
+            if isinstance(content, list):
+                more = "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+                text = "\n".join(t for t in (text, more) if t)
+            if text:
+                self._reasoning.append(text)
+            if item.get("encrypted_content"):
+                _bump(self.lost, "encrypted reasoning items")
+        elif kind in _CALLS:
+            if kind == "function_call":
+                name, args = item.get("name", ""), item.get("arguments", "")
+            elif kind == "custom_tool_call":
+                name, args = item.get("name", ""), json.dumps({"input": item.get("input", "")},
+                                                              ensure_ascii=False)
+            else:
+                name = "local_shell"
+                args = json.dumps(item.get("action") or {}, ensure_ascii=False)
+            call = {"id": item.get("call_id") or item.get("id", ""), "type": "function",
+                    "function": {"name": name, "arguments": args if isinstance(args, str)
+                                 else json.dumps(args, ensure_ascii=False)}}
+            if self._open is None or self._open.get("_closed"):
+                msg = {"role": "assistant", "content": None}
+                self._attach_reasoning(msg)
+                self.messages.append(msg)
+                self._open = msg
+            self._open.setdefault("tool_calls", []).append(call)
+        elif kind in _OUTPUTS:
+            output = item.get("output", "")
+            if isinstance(output, dict):  # {"content": ..., "success": ...} shapes
+                output = output.get("content", json.dumps(output, ensure_ascii=False))
+            self.messages.append({"role": "tool", "tool_call_id": item.get("call_id", ""),
+                                  "content": _parts(output, self.lost)})
+            if self._open is not None:
+                self._open = None
+        elif kind == "compaction":
+            _bump(self.lost, "encrypted compaction items")
+        else:
+            _bump(self.lost, f"{kind} items")
+
+    def _attach_reasoning(self, msg: dict) -> None:
+        if self._reasoning:
+            msg["reasoning"] = "\n".join(self._reasoning)
+            self._reasoning = []
+
+    def finish(self) -> list[dict]:
+        if self._reasoning:
+            self.messages.append({"role": "assistant", "content": "",
+                                  "reasoning": "\n".join(self._reasoning)})
+            self._reasoning = []
+        return self.messages
+
+
+def to_openai(doc: Any, lost: dict) -> dict:
+    """A list of items, or a body/response with ``input``/``output`` items (and
+    ``instructions``), -> ``{"messages": [...]}`` plus the body's other keys."""
+    folder = Folder(lost)
+    out: dict = {}
+    if isinstance(doc, list):
+        items = doc
+    else:
+        items = []
+        instructions = doc.get("instructions")
+        if isinstance(instructions, str) and instructions:
+            folder.messages.append({"role": "system", "content": instructions})
+        for key in ("input", "output"):
+            value = doc.get(key)
+            if isinstance(value, str):
+                items.append({"type": "message", "role": "user", "content": value})
+            elif isinstance(value, list):
+                items.extend(value)
+        for key, value in doc.items():
+            if key not in ("input", "output", "instructions"):
+                out[key] = value
+    for item in items:
+        if isinstance(item, dict):
+            folder.add(item)
+    out["messages"] = folder.finish()
+    return out
+
+
+def from_openai(doc: dict, lost: dict) -> list[dict]:
+    """OpenAI messages -> Responses input items (used for tests and ``--to responses``)."""
+    items: list[dict] = []
+    for msg in doc.get("messages") or []:
+        role = msg.get("role")
+        if role == "tool":
+            items.append({"type": "function_call_output", "call_id": msg.get("tool_call_id", ""),
+                          "output": msg.get("content") if isinstance(msg.get("content"), str)
+                          else json.dumps(msg.get("content"), ensure_ascii=False)})
+            continue
+        if msg.get("reasoning"):
+            items.append({"type": "reasoning", "summary": [
+                {"type": "summary_text", "text": msg["reasoning"]}]})
+        content = msg.get("content")
+        kind = "output_text" if role == "assistant" else "input_text"
+        if isinstance(content, str) and content or isinstance(content, list):
+            parts = ([{"type": kind, "text": content}] if isinstance(content, str) else
+                     [{"type": kind, "text": p.get("text", "")} for p in content
+                      if isinstance(p, dict) and p.get("type") == "text"])
+            items.append({"type": "message", "role": "developer" if role == "system" else role,
+                          "content": parts})
+        for call in msg.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            items.append({"type": "function_call", "call_id": call.get("id", ""),
+                          "name": fn.get("name", ""), "arguments": fn.get("arguments", "")})
+    return items

@@ -1,0 +1,259 @@
+"""What a call cost: Hermes's billing routes and its built-in price snapshot (spec 40 §C).
+
+Prices live in ``data/pricing.json`` (USD per million tokens, as exact decimal strings, with the
+source page and snapshot version of each); ``--pricing FILE`` replaces the table with one of the
+same shape. A row may add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in
+the usage's 5m/1h split, are then priced at that rate (Hermes prices every write at
+``cache_write``, as the built-in table does). Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous,
+custom endpoints) are reported as unknown, never as 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+from urllib.parse import urlparse
+
+from hermesctx.errors import InputError
+
+SUBSCRIPTION = "subscription_included"
+MODELS_API = "official_models_api"
+SNAPSHOT = "official_docs_snapshot"
+UNKNOWN = "unknown"
+_MILLION = Decimal("1000000")
+_NOUS_BASE = "https://inference-api.nousresearch.com/v1"
+_BEDROCK_REGIONS = ("global.", "us.", "eu.", "apac.", "ap.", "au.", "jp.", "ca.", "sa.", "me.", "af.")
+_DOT_VERSION = re.compile(r"(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class Route:
+    provider: str
+    model: str
+    base_url: str = ""
+    billing_mode: str = UNKNOWN
+
+
+def _host(base_url: str) -> str:
+    raw = (base_url or "").strip()
+    if not raw:
+        return ""
+    try:
+        return (urlparse(raw if "://" in raw else f"//{raw}").hostname or "").lower().rstrip(".")
+    except ValueError:
+        return ""
+
+
+def _host_is(base_url: str, domain: str) -> bool:
+    host = _host(base_url)
+    return bool(host) and (host == domain or host.endswith("." + domain))
+
+
+def _last(model: str) -> str:
+    return model.split("/")[-1]
+
+
+def billing_route(model: str | None, provider: str | None = None, base_url: str | None = None) -> Route:
+    """Which price list applies (Hermes ``resolve_billing_route``; first rule wins)."""
+    prov = (provider or "").strip().lower()
+    base = base_url or ""
+    name = (model or "").strip()
+    if not prov and "/" in name:
+        prefix, rest = name.split("/", 1)
+        if prefix in ("anthropic", "openai", "google"):
+            prov, name = prefix, rest
+    if prov == "openai-codex":
+        return Route("openai-codex", name, base, SUBSCRIPTION)
+    if prov == "openrouter" or _host_is(base, "openrouter.ai"):
+        return Route("openrouter", name, base, MODELS_API)
+    if prov == "nous" or _host_is(base, "inference-api.nousresearch.com"):
+        return Route("nous", name, base or _NOUS_BASE, MODELS_API)
+    if prov == "anthropic":
+        return Route("anthropic", _last(name), base, SNAPSHOT)
+    if prov in ("openai", "openai-api"):
+        return Route("openai", _last(name), base, SNAPSHOT)
+    if prov in ("minimax", "minimax-cn"):
+        return Route(prov, _last(name), base, SNAPSHOT)
+    if prov == "vertex" or _host_is(base, "aiplatform.googleapis.com"):
+        return Route("gemini", _last(name), base, SNAPSHOT)
+    if prov == "fireworks" or _host_is(base, "api.fireworks.ai"):
+        return Route("fireworks", _last(name), base, SNAPSHOT)
+    if prov in ("custom", "local") or "localhost" in base.strip().lower():
+        return Route(prov or "custom", name, base, UNKNOWN)
+    return Route(prov or "unknown", _last(name) if name else "", base, UNKNOWN)
+
+
+def _anthropic_name(model: str) -> str:
+    name = model.lower().strip()
+    name = name.removeprefix("anthropic/")
+    return _DOT_VERSION.sub(r"\1-\2", name)
+
+
+def _bedrock_name(model: str) -> str:
+    name = model.lower().strip()
+    for region in _BEDROCK_REGIONS:
+        if name.startswith(region):
+            name = name[len(region):]
+            break
+    name = _DOT_VERSION.sub(r"\1-\2", name)
+    name = re.sub(r":\d+$", "", name)
+    name = re.sub(r"-v\d+$", "", name)
+    return re.sub(r"-\d{8}$", "", name)
+
+
+def _entry(row: dict) -> dict:
+    out = {"source": "user_override", "source_url": None, "pricing_version": None, **row}
+    for key in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request"):
+        value = row.get(key)
+        out[key] = None if value is None else Decimal(str(value))
+    return out
+
+
+def parse_table(doc: Any, origin: str = "pricing table") -> dict:
+    """``{(provider, model): entry}`` from a pricing document (``{"prices": [...]}``)."""
+    rows = doc.get("prices") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        raise InputError(f'{origin}: expected an object with a "prices" array')
+    table = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("provider"), str) \
+                or not isinstance(row.get("model"), str):
+            raise InputError(f"{origin}: prices[{i}]: needs string provider and model")
+        try:
+            table[(row["provider"], row["model"].lower())] = _entry(row)
+        except ArithmeticError:
+            raise InputError(f"{origin}: prices[{i}]: prices must be numbers") from None
+    return table
+
+
+@lru_cache(maxsize=1)
+def builtin_table() -> dict:
+    text = resources.files("hermesctx").joinpath("data/pricing.json").read_text(encoding="utf-8")
+    return parse_table(json.loads(text), "built-in pricing")
+
+
+def lookup(route: Route, table: dict | None = None) -> dict | None:
+    """The price entry for a route (exact key, then Anthropic / Bedrock name normalization)."""
+    if route.billing_mode == SUBSCRIPTION:
+        zero = Decimal("0")
+        return {"input": zero, "output": zero, "cache_read": zero, "cache_write": zero,
+                "request": None, "source": "none", "pricing_version": "included-route", "source_url": None}
+    if route.billing_mode == MODELS_API:
+        return None  # live prices only; offline means unknown
+    table = builtin_table() if table is None else table
+    model = route.model.lower()
+    entry = table.get((route.provider, model))
+    if entry:
+        return entry
+    for provider, normalize in (("anthropic", _anthropic_name), ("bedrock", _bedrock_name)):
+        if route.provider == provider:
+            name = normalize(model)
+            if name != model and table.get((provider, name)):
+                return table[(provider, name)]
+    return None
+
+
+def _money(amount: Decimal | None) -> str | None:
+    return None if amount is None else str(amount)
+
+
+def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None,
+                  base_url: str | None = None, table: dict | None = None) -> dict:
+    """Hermes ``estimate_usage_cost`` on canonical buckets: ``amount_usd`` (a decimal string, or
+    None when unknown), ``status``, ``source``, ``label``, ``pricing_version``, ``notes``."""
+    route = billing_route(model, provider, base_url)
+    result = {"model": route.model, "route": route.provider, "billing_mode": route.billing_mode, "fetched_at": None}
+    unknown = {**result, "amount_usd": None, "status": "unknown", "source": "none", "label": "n/a",
+               "pricing_version": None, "notes": [], "uncached_usd": None, "saving_usd": None}
+    if route.billing_mode == SUBSCRIPTION:
+        return {**result, "amount_usd": "0", "status": "included", "source": "none", "label": "included",
+                "pricing_version": "included-route", "notes": [], "uncached_usd": None, "saving_usd": None}
+    entry = lookup(route, table)
+    if entry is None:
+        return unknown
+    unknown["source"] = entry["source"]
+    for bucket, price, note in (("input_tokens", "input", None), ("output_tokens", "output", None),
+                                ("cache_read_tokens", "cache_read", "cache-read pricing unavailable for route"),
+                                ("cache_write_tokens", "cache_write", "cache-write pricing unavailable for route")):
+        if usage.get(bucket, 0) and entry[price] is None:
+            return {**unknown, "notes": [note] if note else []}
+    amount = Decimal("0")
+    for bucket, price in (("input_tokens", "input"), ("output_tokens", "output"),
+                          ("cache_read_tokens", "cache_read"), ("cache_write_tokens", "cache_write")):
+        if entry[price] is not None:
+            amount += Decimal(usage.get(bucket, 0)) * entry[price] / _MILLION
+    notes = []
+    long_writes = usage.get("cache_write_1h_tokens", 0)
+    if entry.get("cache_write_1h") is not None and long_writes and entry["cache_write"] is not None:
+        # ours, only with a --pricing table that has cache_write_1h: 1h writes at their own rate
+        amount += Decimal(long_writes) * (entry["cache_write_1h"] - entry["cache_write"]) / _MILLION
+        notes.append("1h cache writes priced at cache_write_1h")
+    requests = usage.get("request_count", 1)
+    if entry.get("request") is not None and requests:
+        amount += Decimal(requests) * entry["request"]
+    status, label = "estimated", "~$" + format(amount, ".2f")
+    if entry["source"] == "none" and amount == 0:
+        status, label = "included", "included"
+    out = {**result, "amount_usd": _money(amount), "status": status, "source": entry["source"],
+           "label": label, "pricing_version": entry.get("pricing_version"),
+           "source_url": entry.get("source_url"), "notes": notes}
+    return {**out, **caching_saving(usage, entry, amount)}
+
+
+def caching_saving(usage: dict, entry: dict, amount: Decimal) -> dict:
+    """What the same tokens would have cost with no prompt cache (cache reads and writes billed
+    as plain input) and the difference to ``amount``: ``uncached_usd`` and ``saving_usd`` (negative
+    when cache writes cost more than the reads saved). Ours; Hermes does not report it."""
+    if entry.get("input") is None:
+        return {"uncached_usd": None, "saving_usd": None}
+    prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    uncached = Decimal(prompt) * entry["input"] / _MILLION
+    if entry.get("output") is not None:
+        uncached += Decimal(usage.get("output_tokens", 0)) * entry["output"] / _MILLION
+    requests = usage.get("request_count", 1)
+    if entry.get("request") is not None and requests:
+        uncached += Decimal(requests) * entry["request"]
+    return {"uncached_usd": format(uncached, "f"), "saving_usd": format(uncached - amount, "f")}
+
+
+def add_costs(costs: list[dict]) -> dict:
+    """Session total of per-call costs (how Hermes accumulates a session's cost): the sum of the
+    amounts when every call is priced (``included`` calls count as 0), else ``unknown``."""
+    models = sorted({c["model"] for c in costs if c.get("model")})
+    unpriced = sum(1 for c in costs if c["amount_usd"] is None)
+    out: dict = {"models": models, "calls": len(costs), "unpriced_calls": unpriced}
+    if unpriced or not costs:
+        return {**out, "amount_usd": None, "status": "unknown", "label": "n/a",
+                "uncached_usd": None, "saving_usd": None}
+    amount = sum((Decimal(c["amount_usd"]) for c in costs), Decimal("0"))
+    statuses = {c["status"] for c in costs}
+    status = "included" if statuses == {"included"} else "estimated"
+    label = "included" if status == "included" else "~$" + format(amount, ".2f")
+    out.update(amount_usd=str(amount), status=status, label=label)
+    if all(c.get("uncached_usd") is not None or c["status"] == "included" for c in costs):
+        uncached = sum((Decimal(c["uncached_usd"] or c["amount_usd"]) for c in costs), Decimal("0"))
+        out.update(uncached_usd=format(uncached, "f"), saving_usd=format(uncached - amount, "f"))
+    else:
+        out.update(uncached_usd=None, saving_usd=None)
+    return out
+
+
+def guess_billing_provider(branch: str, model: str | None, table: dict | None = None) -> str | None:
+    """``--billing-provider auto`` (ours): the vendor whose API the usage shape belongs to; for the
+    Chat Completions shape, the one provider of the price table that lists the model, else
+    ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
+    name = (model or "").strip()
+    if "/" in name and name.split("/", 1)[0] in ("anthropic", "openai", "google"):
+        return None
+    if branch == "anthropic":
+        return "anthropic"
+    if branch == "codex":
+        return "openai"
+    table = builtin_table() if table is None else table
+    owners = {provider for provider, key in table if key == name.lower()}
+    return owners.pop() if len(owners) == 1 else "openai"

@@ -1,0 +1,343 @@
+"""Anthropic prompt-cache breakpoints, strategy ``system_and_3`` (spec 40 §A; decision D8).
+
+Hermes's placement: the system prompt at index 0, then the last 3 messages that can carry a
+marker (the last 4 when there is no system prompt). Where the marker goes depends on the
+content (string → one text part; list → its last element; empty → the message itself) and on
+the layout: *envelope* for OpenAI-wire requests (OpenRouter; only content parts count) or
+*native* for the Anthropic transport (top-level markers allowed). D8: markers already in the
+input are removed first, so a request never carries more than 4 and re-running changes nothing.
+
+Anthropic request bodies (top-level ``system``, content blocks) are marked as Hermes's adapter
+would mark them after conversion (spec A.9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermesctx import tokens
+from hermesctx.errors import UsageError
+from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, with_messages
+
+SYSTEM_AND_3 = "system_and_3"
+NONE = "none"
+STRATEGIES = (SYSTEM_AND_3, NONE)
+TTLS = ("5m", "1h")
+MAX_BREAKPOINTS = 4
+
+# Minimum cacheable prompt length in tokens (Anthropic's prompt-caching docs); shorter prefixes
+# are silently not cached by the API.
+_MINIMUM = (("claude-opus-4-5", 4096), ("claude-haiku-4-5", 4096), ("claude-3-5-haiku", 2048),
+            ("claude-3-haiku", 2048), ("claude", 1024))
+
+
+def marker(ttl: str = "5m") -> dict:
+    if ttl not in TTLS:
+        raise UsageError(f"cache TTL must be 5m or 1h, got {ttl!r}")
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def minimum_cacheable(model: str | None) -> int | None:
+    name = (model or "").lower()
+    for key, value in _MINIMUM:
+        if key in name:
+            return value
+    return None
+
+
+# --- removing markers ---------------------------------------------------------------------
+
+def _unmark_parts(content: Any) -> Any:
+    if not isinstance(content, list) or not any(isinstance(p, dict) and "cache_control" in p for p in content):
+        return content
+    return [{k: v for k, v in p.items() if k != "cache_control"} if isinstance(p, dict) else p for p in content]
+
+
+def unmark_message(msg: dict) -> dict:
+    content = _unmark_parts(msg.get("content"))
+    if content is msg.get("content") and "cache_control" not in msg:
+        return msg
+    out = {k: v for k, v in msg.items() if k != "cache_control"}
+    if "content" in msg:
+        out["content"] = content
+    return out
+
+
+def _tool_markers(doc: Any) -> int:
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    return sum(isinstance(t, dict) and "cache_control" in t for t in tools) if isinstance(tools, list) else 0
+
+
+def count_markers(messages: list, system: Any = None) -> int:
+    found = 0
+    for msg in messages:
+        if isinstance(msg, dict):
+            found += "cache_control" in msg
+            content = msg.get("content")
+            if isinstance(content, list):
+                found += sum(isinstance(p, dict) and "cache_control" in p for p in content)
+    if isinstance(system, list):
+        found += sum(isinstance(p, dict) and "cache_control" in p for p in system)
+    return found
+
+
+# --- OpenAI-shaped messages (Hermes apply_anthropic_cache_control) -------------------------
+
+def _can_carry(msg: dict, native: bool) -> bool:
+    if native:
+        return True
+    content = msg.get("content")
+    if isinstance(content, str):
+        return bool(content)
+    return isinstance(content, list) and bool(content) and isinstance(content[-1], dict)
+
+
+def _place(msg: dict, mark: dict, native: bool) -> dict:
+    role = msg.get("role")
+    content = msg.get("content")
+    if role == "tool" and native:
+        return {**msg, "cache_control": dict(mark)}
+    if content is None or content == "":
+        if not native and role in ("tool", "assistant"):
+            return msg
+        return {**msg, "cache_control": dict(mark)}
+    if isinstance(content, str):
+        return {**msg, "content": [{"type": "text", "text": content, "cache_control": dict(mark)}]}
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        return {**msg, "content": content[:-1] + [{**content[-1], "cache_control": dict(mark)}]}
+    return msg
+
+
+def mark_messages(messages: list, *, ttl: str = "5m", native: bool = False,
+                  strategy: str = SYSTEM_AND_3) -> tuple[list, list[int]]:
+    """``(new_list, marked_indexes)`` for OpenAI-shaped messages."""
+    mark = marker(ttl)
+    out = [unmark_message(m) for m in messages]
+    if strategy == NONE or not out:
+        return out, []
+    chosen = []
+    if out[0].get("role") == "system":
+        chosen.append(0)
+    slots = MAX_BREAKPOINTS - len(chosen)
+    carriers = [i for i, m in enumerate(out) if m.get("role") != "system" and _can_carry(m, native)]
+    chosen += carriers[-slots:] if slots else []
+    for i in chosen:
+        out[i] = _place(out[i], mark, native)
+    return out, chosen
+
+
+# --- Anthropic request bodies (A.9) --------------------------------------------------------
+
+def _units(messages: list) -> list[tuple[int, int | None]]:
+    """Markable units in order: ``(message index, block index)``; block None = the message
+    (a string content) and -1 = nowhere (an empty message wastes its slot, as in Hermes)."""
+    units: list[tuple[int, int | None]] = []
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        if isinstance(content, str):
+            units.append((i, None if content else -1))
+            continue
+        if not isinstance(content, list) or not content:
+            units.append((i, -1))
+            continue
+        blocks = [(j, b) for j, b in enumerate(content) if isinstance(b, dict)]
+        results = [j for j, b in blocks if b.get("type") == "tool_result"]
+        units += [(i, j) for j in results]
+        rest = [(j, b) for j, b in blocks if b.get("type") not in ("tool_result", "thinking", "redacted_thinking")]
+        if msg.get("role") == "assistant":
+            texts = [j for j, b in rest if b.get("type") == "text"]
+            if texts:
+                units.append((i, texts[-1]))
+            elif rest:
+                units.append((i, rest[-1][0]))
+        elif rest:
+            units.append((i, rest[-1][0]))
+        elif not results:
+            units.append((i, -1))
+    return units
+
+
+def _mark_block(msg: dict, j: int | None, mark: dict) -> dict:
+    if j == -1:
+        return msg
+    if j is None:
+        return {**msg, "content": [{"type": "text", "text": msg["content"], "cache_control": dict(mark)}]}
+    content = list(msg["content"])
+    content[j] = {**content[j], "cache_control": dict(mark)}
+    return {**msg, "content": content}
+
+
+def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3) -> tuple[dict, list]:
+    mark = marker(ttl)
+    messages = [unmark_message(m) for m in body["messages"]]
+    out = dict(body)
+    if isinstance(body.get("tools"), list):
+        out["tools"] = _unmark_parts(body["tools"])  # a tool definition can hold a breakpoint too
+    system = body.get("system")
+    if isinstance(system, list):
+        system = _unmark_parts(system)
+    placed: list = []
+    if strategy == SYSTEM_AND_3:
+        if isinstance(system, str) and system:
+            system = [{"type": "text", "text": system, "cache_control": dict(mark)}]
+            placed.append("system")
+        elif isinstance(system, list) and system and isinstance(system[-1], dict):
+            system = system[:-1] + [{**system[-1], "cache_control": dict(mark)}]
+            placed.append("system")
+        slots = MAX_BREAKPOINTS - len(placed) if system else MAX_BREAKPOINTS
+        for i, j in _units(messages)[-slots:]:
+            messages[i] = _mark_block(messages[i], j, mark)
+            if j != -1:
+                placed.append(i)
+    if "system" in body:
+        out["system"] = system
+    out["messages"] = messages
+    return out, placed
+
+
+# --- the stage ----------------------------------------------------------------------------
+
+def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str = SYSTEM_AND_3,
+               model: str | None = None) -> tuple[Any, dict]:
+    """The ``cache-mark`` stage: ``(new_doc, report)``."""
+    if strategy not in STRATEGIES:
+        raise UsageError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    messages = messages_of(doc)
+    check_messages(messages)
+    removed = count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
+    if isinstance(doc, dict) and ("system" in doc or detect_format(messages) == ANTHROPIC):
+        removed += _tool_markers(doc)
+        out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy)
+        layout = "anthropic"
+    else:
+        new, placed = mark_messages(messages, ttl=ttl, native=native, strategy=strategy)
+        out = with_messages(doc, new)
+        layout = "native" if native else "envelope"
+    report = {"layout": layout, "strategy": strategy, "ttl": ttl, "breakpoints": placed,
+              "removed": removed, "markers": count_markers(messages_of(out), out.get("system") if isinstance(out, dict) else None)
+              + (_tool_markers(out) if layout == "anthropic" else 0)}
+    minimum = minimum_cacheable(model)
+    if minimum and placed:
+        size = prefix_tokens(doc, messages, placed[-1])
+        report["cached_prefix_tokens"] = size
+        report["minimum_cacheable_tokens"] = minimum
+        if size < minimum:
+            report["warning"] = (f"the cached prefix is ~{size:,} tokens, under the {minimum:,}-token "
+                                 f"minimum of {model}: the API will not cache it")
+    return out, report
+
+
+def _system_text(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n".join(b.get("text") or "" for b in system if isinstance(b, dict))
+    return ""
+
+
+def prefix_tokens(doc: Any, messages: list, last: Any) -> int:
+    """Rough size of the request prefix up to breakpoint ``last`` (a message index or
+    ``"system"``): tools, then the system prompt, then the messages, as the API caches them."""
+    system = doc.get("system") if isinstance(doc, dict) else None
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    if last == "tools":
+        return tokens.rough_request([], tools=tools or None)
+    prefix = [] if last == "system" else messages[:last + 1]
+    return tokens.rough_request(prefix, system_prompt=_system_text(system), tools=tools or None)
+
+
+def describe(report: dict) -> str:
+    where = ", ".join(str(b) for b in report["breakpoints"]) or "none"
+    extra = f", {report['removed']} old markers removed" if report["removed"] else ""
+    if report.get("warning"):
+        extra += f"; warning: {report['warning']}"
+    return f"{len(report['breakpoints'])} breakpoints ({report['layout']}, {report['ttl']}) at {where}{extra}"
+
+
+# --- --check: where the breakpoints are, and what a previous request shares -----------------
+
+def find_breakpoints(doc: Any) -> list[dict]:
+    """Every ``cache_control`` in a document: ``{"message": i | "system", "where": ...}``."""
+    found = []
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    if isinstance(tools, list):
+        found += [{"message": "tools", "where": f"tools[{j}]"} for j, t in enumerate(tools)
+                  if isinstance(t, dict) and "cache_control" in t]
+    system = doc.get("system") if isinstance(doc, dict) else None
+    if isinstance(system, list):
+        found += [{"message": "system", "where": f"system[{j}]"} for j, b in enumerate(system)
+                  if isinstance(b, dict) and "cache_control" in b]
+    for i, msg in enumerate(messages_of(doc)):
+        if not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        if isinstance(content, list):
+            found += [{"message": i, "where": f"messages[{i}].content[{j}]"} for j, b in enumerate(content)
+                      if isinstance(b, dict) and "cache_control" in b]
+        if "cache_control" in msg:
+            found.append({"message": i, "where": f"messages[{i}]"})
+    return found
+
+
+def _canonical(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _as_blocks(msg: Any) -> Any:
+    """A message as the API sees it for caching: no markers, string content as one text block."""
+    if not isinstance(msg, dict):
+        return msg
+    msg = unmark_message(msg)
+    if isinstance(msg.get("content"), str) and msg["content"]:
+        msg = {**msg, "content": [{"type": "text", "text": msg["content"]}]}
+    return msg
+
+
+def check(doc: Any, previous: Any = None) -> dict:
+    """Breakpoints of ``doc`` and, against ``previous``, which of their prefixes are unchanged
+    (ignoring the markers themselves): those are the cache hits the next request can get."""
+    messages = messages_of(doc)
+    check_messages(messages)
+    points = find_breakpoints(doc)
+    report: dict = {"breakpoints": points, "count": len(points), "limit": MAX_BREAKPOINTS,
+                    "over_limit": len(points) > MAX_BREAKPOINTS}
+    if previous is None:
+        return report
+    before = messages_of(previous)
+    check_messages(before)
+
+    def head(d):
+        if not isinstance(d, dict):
+            return ["", ""]
+        system = d.get("system")
+        system = _unmark_parts(system) if isinstance(system, list) else system
+        if isinstance(system, str) and system:
+            system = [{"type": "text", "text": system}]  # what the API caches for a string
+        tools = d.get("tools")
+        tools = _unmark_parts(tools) if isinstance(tools, list) else tools
+        return [_canonical(tools), _canonical(system)]
+
+    same_head = head(doc) == head(previous)
+    stable = 0
+    if same_head:
+        for a, b in zip(messages, before):
+            if _canonical(_as_blocks(a)) != _canonical(_as_blocks(b)):
+                break
+            stable += 1
+    report["stable_messages"] = stable
+    report["system_and_tools_stable"] = same_head
+    hit_tokens = 0
+    for point in points:
+        i = point["message"]
+        point["prefix_stable"] = same_head and (i in ("tools", "system") or i < stable)
+        point["prefix_tokens"] = prefix_tokens(doc, messages, i)
+        if point["prefix_stable"]:
+            hit_tokens = max(hit_tokens, point["prefix_tokens"])
+    report["cache_hit_tokens"] = hit_tokens
+    report["request_tokens"] = prefix_tokens(doc, messages, len(messages) - 1)
+    if stable < min(len(messages), len(before)) or not same_head:
+        first = "system/tools" if not same_head else f"messages[{stable}]"
+        report["first_difference"] = first
+    return report

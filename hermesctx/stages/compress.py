@@ -1,0 +1,587 @@
+"""compress: head / middle / tail compaction with a structured handoff summary (spec 30, D7).
+
+The four phases of Hermes's ``ContextCompressor.compress()``:
+
+1. prune old tool output (:mod:`hermesctx.stages.prune`);
+2. boundaries: the head (system prompt + ``protect_first_n``), the tail (a token budget walked
+   back from the end, never splitting a tool group, anchored on the latest user and assistant
+   messages), the middle in between;
+3. summarize the middle (:mod:`hermesctx.summary_prompt`, a :class:`~hermesctx.summarizers.Summarizer`);
+4. assemble head + summary + tail, then repair tool pairs (:mod:`hermesctx.stages.sanitize`).
+
+Stateless: a summary already in the transcript is found and updated, never stacked. Where
+Hermes can lose information hermesctx does not (D7): the latest real user message is never
+summarized away, nothing-to-compress returns the input, a failed summarizer falls back to the
+extractive one and then to Hermes's deterministic fallback, and a result larger than the input
+is not emitted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hermesctx import tokens
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, check_messages, messages_of, with_messages
+from hermesctx.redact import redact
+from hermesctx.stages.prune import prune_messages
+from hermesctx.stages.sanitize import strip_orphans
+from hermesctx.stubs import summarize_tool_result
+from hermesctx.summarizers import SummarizerError, SummaryRequest
+from hermesctx.summary_prompt import (
+    auto_focus_topic,
+    build_prompt,
+    clean_response,
+    ground_snapshot,
+    serialize_turns,
+)
+from hermesctx.summary_text import (
+    COMPACTION_NOTE,
+    END_MARKER,
+    IN_PROGRESS_HEADING,
+    MERGED_DELIMITER,
+    MERGED_HEADER,
+    PENDING_ASKS_HEADING,
+    REMAINING_WORK_HEADING,
+    SUMMARY_FLAG,
+    TASK_HEADING,
+    find_latest_summary,
+    is_summary_content,
+    text_view,
+    with_summary_prefix,
+)
+
+MIN_TAIL_FLOOR = 8
+SUMMARY_FLOOR = 2000
+SUMMARY_RATIO = 0.20
+IMAGE_STRIPPED = "[Attached image — stripped after compression]"
+FALLBACK_MAX_CHARS = 8000
+FALLBACK_TURN_MAX_CHARS = 700
+LOW_SAVINGS_PCT = 10.0
+_PATH_MENTION = re.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
+_GH_TOKEN = re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
+_GH_TOKEN_TAIL = re.compile(r"\bgh[pousr]_[A-Za-z0-9_.-]+")
+_BLOCKER = re.compile(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", re.I)
+
+
+# --- phase 2: boundaries -------------------------------------------------------------------
+
+def head_size(messages: list, protect_first_n: int) -> int:
+    return (1 if messages and messages[0].get("role") == "system" else 0) + protect_first_n
+
+
+def align_forward(messages: list, idx: int) -> int:
+    """Past any tool results: a middle never starts with a result whose call is in the head."""
+    while idx < len(messages) and messages[idx].get("role") == "tool":
+        idx += 1
+    return idx
+
+
+def align_backward(messages: list, idx: int) -> int:
+    """Back to the assistant whose tool calls the results at ``idx`` answer (a group stays whole)."""
+    if idx <= 0 or idx >= len(messages):
+        return idx
+    k = idx - 1
+    while k >= 0 and messages[k].get("role") == "tool":
+        k -= 1
+    if k >= 0 and messages[k].get("role") == "assistant" and messages[k].get("tool_calls"):
+        return k
+    return idx
+
+
+def _last_user(messages: list, head_end: int) -> int:
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        if messages[i].get("role") == "user" and not is_summary_content(messages[i].get("content")):
+            return i
+    return -1
+
+
+def _turn_pair_end(messages: list, u: int) -> int:
+    i = u + 1
+    if i >= len(messages) or messages[i].get("role") != "assistant":
+        return i
+    i += 1
+    while i < len(messages) and messages[i].get("role") == "tool":
+        i += 1
+    return i
+
+
+def _has_text(content: Any) -> bool:
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict):
+                text = part.get("text") or part.get("content")
+                if isinstance(text, str) and text.strip():
+                    return True
+    return False
+
+
+def _last_assistant(messages: list, head_end: int) -> int:
+    newest = -1
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        if messages[i].get("role") != "assistant":
+            continue
+        if newest < 0:
+            newest = i
+        if _has_text(messages[i].get("content")):
+            return i
+    return newest
+
+
+def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20) -> int:
+    """Index where the tail starts (spec 30.2.3): a walk back under a soft ceiling of 1.5 x the
+    budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
+    user and text-bearing assistant messages anchored in the tail."""
+    n = len(messages)
+    available = max(0, n - head_end - 1)
+    floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
+    min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
+    soft = int(budget * 1.5)
+
+    def walk(limit: int, overflow_in_tail: bool) -> tuple[int, int]:
+        total, cut = 0, n
+        for i in range(n - 1, head_end - 1, -1):
+            cost = tokens.tail_tokens(messages[i])
+            if total + cost > limit and n - i >= min_tail:
+                return total, (i if overflow_in_tail else cut)
+            total += cost
+            cut = i
+        return total, cut
+
+    total, cut = walk(soft, False)
+    if cut <= head_end and 0 < total <= soft:
+        _, cut = walk(budget, True)  # everything fit under the soft ceiling: cut at the raw budget
+    fallback = n - min_tail
+    cut = min(cut, fallback)
+    if cut <= head_end:
+        cut = max(fallback, head_end + 1)
+    cut = align_backward(messages, cut)
+    u = _last_user(messages, head_end)
+    if 0 <= u < cut:
+        cut = max(_turn_pair_end(messages, u), head_end + 1) if u <= head_end else u
+    a = _last_assistant(messages, head_end)
+    if 0 <= a < cut:
+        cut = max(align_backward(messages, a), head_end + 1)
+    return align_forward(messages, max(cut, head_end + 1))
+
+
+def summary_budget(turns: list, max_summary_tokens: int) -> int:
+    return max(SUMMARY_FLOOR, min(int(tokens.rough_messages(turns) * SUMMARY_RATIO), max_summary_tokens))
+
+
+# --- the deterministic fallback (Hermes's, when no summarizer could answer) ------------------
+
+def _compact(value: Any) -> str:
+    text = _GH_TOKEN.sub("[REDACTED]", redact(text_view(value)))
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > FALLBACK_TURN_MAX_CHARS:
+        text = text[:FALLBACK_TURN_MAX_CHARS - 15].rstrip() + " ...[truncated]"
+    return _GH_TOKEN_TAIL.sub("[REDACTED]", text)
+
+
+def _call_name_args(tc: Any) -> tuple[str, str]:
+    if isinstance(tc, dict):
+        fn = tc.get("function") or {}
+        if not isinstance(fn, dict):
+            fn = {}
+        return str(fn.get("name") or "unknown"), str(fn.get("arguments") or "")
+    return "unknown", ""
+
+
+def _add_unique(items: list, value: str, limit: int) -> None:
+    value = value.strip()
+    if value and value not in items and len(items) < limit:
+        items.append(value)
+
+
+def _paths_in(text: str, files: list) -> None:
+    for match in _PATH_MENTION.findall(text):
+        _add_unique(files, match.rstrip(".,:;"), 12)
+
+
+def _paths_in_json(value: Any, files: list) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("path", "workdir", "file_path", "output_path") and isinstance(item, str):
+                _add_unique(files, item, 12)
+            _paths_in_json(item, files)
+    elif isinstance(value, list):
+        for item in value:
+            _paths_in_json(item, files)
+    elif isinstance(value, str):
+        _paths_in(value, files)
+
+
+def _bullets(items: list, limit: int = 8) -> str:
+    unique: list[str] = []
+    for item in items:
+        item = item.strip()
+        if item and item not in unique:
+            unique.append(item)
+            if len(unique) >= limit:
+                break
+    return "\n".join(f"- {item}" for item in unique) if unique else "None."
+
+
+def static_fallback_summary(turns: list, *, reason: str | None = None, had_previous: bool = False) -> str:
+    """Hermes's ``_build_static_fallback_summary`` (spec 30.7.4), prefix included."""
+    asks, said, done, files, blockers, dropped = [], [], [], [], [], []
+    calls: dict[str, tuple[str, str]] = {}
+    for msg in turns:
+        if msg.get("role") == "assistant" and msg.get("tool_calls"):
+            for tc in calls_of(msg):
+                name, raw = _call_name_args(tc)
+                args = redact(raw)
+                cid = str(tc.get("id") or "") if isinstance(tc, dict) else ""
+                if cid:
+                    calls[cid] = (name, args)
+                if args:
+                    try:
+                        parsed = json.loads(args)
+                    except Exception:  # noqa: BLE001 - arguments that are not JSON are text
+                        parsed = args
+                    _paths_in_json(parsed, files)
+    for msg in turns:
+        role = msg.get("role", "unknown")
+        text = _compact(msg.get("content"))
+        _paths_in(text, files)
+        names = [_call_name_args(tc)[0] for tc in calls_of(msg)] \
+            if role == "assistant" and msg.get("tool_calls") else []
+        entry = text
+        if names:
+            prefix = "tool calls: " + ", ".join(names[:6])
+            entry = f"{prefix}; {text}" if text else prefix
+        if entry.strip():
+            dropped.append(f"{str(role).upper()}: {entry.strip()}")
+            del dropped[:-8]
+        if len(text) > 600:
+            text = text[:420].rstrip() + " ... " + text[-160:].lstrip()
+        if role == "user" and text:
+            asks.append(text)
+        elif role == "assistant":
+            if names:
+                said.append("Called tool(s): " + ", ".join(names[:6]))
+            elif text:
+                said.append(text)
+        elif role == "tool":
+            name, args = calls.get(str(msg.get("tool_call_id") or ""), ("unknown", ""))
+            done.append(summarize_tool_result(name, args, text or ""))
+            if _BLOCKER.search(text):
+                blockers.append(text[:500])
+    completed = "\n".join(f"{i}. {item}" for i, item in enumerate((said + done)[:12], start=1)) \
+        or "None recoverable from compacted turns."
+    task = f"User asked: {asks[-1]!r}" if asks else "Unknown from deterministic fallback."
+    previous = ("\n\nPrevious compaction summary was present and should still be treated as background "
+                "continuity context, but the latest LLM summary update failed.") if had_previous else ""
+    why = f" Summary failure reason: {reason}." if reason else ""
+    sections = [
+        (TASK_HEADING, task),
+        ("## Goal", "Recovered from a deterministic fallback because the LLM context summarizer was unavailable. "
+                    "Continue from the protected recent messages after this summary and use current file/system "
+                    "state for exact details." + previous),
+        ("## Constraints & Preferences", "- This fallback was generated locally without an LLM summary call.\n"
+                                         "- Secrets and credentials were redacted before preservation.\n"
+                                         "- The summary may be incomplete; prefer verifying current files, git state, "
+                                         "processes, and test results instead of assuming omitted details."),
+        ("## Completed Actions", completed),
+        ("## Active State", "Unknown from deterministic fallback. Inspect current repository/session state if needed."),
+        (IN_PROGRESS_HEADING, "Unknown from deterministic fallback — the latest user ask is recorded once under\n"
+                              f'"{TASK_HEADING}" above as historical context only. Do NOT treat it as an\n'
+                              "unfulfilled instruction to re-answer; verify current state and continue from the\n"
+                              "protected recent messages after this summary."),
+        ("## Blocked", _bullets(blockers, 5)),
+        ("## Key Decisions", "None recoverable from deterministic fallback."),
+        ("## Resolved Questions", "None recoverable from deterministic fallback."),
+        (PENDING_ASKS_HEADING, "None recoverable from deterministic fallback. (The latest user ask is preserved once\n"
+                               f'under "{TASK_HEADING}" as historical context — it is NOT necessarily\noutstanding.)'),
+        ("## Relevant Files", _bullets(files, 12)),
+        (REMAINING_WORK_HEADING, "Continue from the most recent unfulfilled user ask and protected tail messages. "
+                                 "Verify state with tools before making claims."),
+        ("## Last Dropped Turns", _bullets(dropped, 8)),
+        ("## Critical Context", "Summary generation was unavailable, so this is a best-effort deterministic "
+                                f"fallback for {len(turns)} compacted message(s).{why}"),
+    ]
+    body = "\n\n".join(f"{heading}\n{text}" for heading, text in sections)
+    summary = with_summary_prefix(redact(body.strip()))
+    if len(summary) > FALLBACK_MAX_CHARS:
+        summary = summary[:FALLBACK_MAX_CHARS - 42].rstrip() + "\n...[fallback summary truncated]"
+    return summary
+
+
+# --- phase 4: assembly ---------------------------------------------------------------------
+
+def _fresh(msg: dict) -> dict:
+    return {k: v for k, v in msg.items() if k != "_db_persisted"}
+
+
+def _append_text(content: Any, text: str, *, prepend: bool = False) -> Any:
+    if content is None:
+        return text
+    if isinstance(content, str):
+        return text + content if prepend else content + text
+    if isinstance(content, list):
+        block = {"type": "text", "text": text}
+        return [block, *content] if prepend else [*content, block]
+    return text + str(content) if prepend else str(content) + text
+
+
+def _with_note(msg: dict) -> dict:
+    content = msg.get("content")
+    if COMPACTION_NOTE in text_view(content):
+        return msg
+    note = "\n\n" + COMPACTION_NOTE if isinstance(content, str) and content else COMPACTION_NOTE
+    return {**msg, "content": _append_text(content, note)}
+
+
+def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
+    """``(role, merge)`` for the summary (spec 30.6.2): never two same-role neighbours; merge
+    into the tail's first message when no role fits."""
+    n = len(messages)
+    last_head = messages[start - 1].get("role", "user") if start > 0 else "user"
+    first_tail = messages[end].get("role", "user") if end < n else "user"
+    force_user = last_head == "system" or not any(
+        m.get("role") == "user" for m in messages[:start] + messages[end:])
+    role = "user" if last_head in ("assistant", "tool") or force_user else "assistant"
+    if role == first_tail:
+        other = "assistant" if role == "user" else "user"
+        if other != last_head and not force_user:
+            return other, False
+        return role, True
+    return role, False
+
+
+def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None) -> list:
+    """Head (note on a leading system prompt) + summary + tail (spec 30.6), before repair."""
+    out = []
+    for i in range(start):
+        msg = _fresh(messages[i])
+        out.append(_with_note(msg) if i == 0 and msg.get("role") == "system" else msg)
+    role, merge = summary_role(messages, start, end)
+    if merge and end >= len(messages):
+        merge = False  # D7: nothing to merge into; keep the summary as its own message
+    if not merge:
+        out.append({"role": role, "content": summary + "\n\n" + END_MARKER, SUMMARY_FLAG: True, **(extra or {})})
+    for i in range(end, len(messages)):
+        msg = _fresh(messages[i])
+        if merge and i == end:
+            suffix = "\n\n" + MERGED_DELIMITER + "\n\n" + summary + "\n\n" + END_MARKER
+            content = _append_text(_append_text(msg.get("content", ""), suffix), MERGED_HEADER + "\n", prepend=True)
+            msg = {k: v for k, v in msg.items() if k != "api_content"}
+            msg["content"] = content
+            msg[SUMMARY_FLAG] = True
+            msg.update(extra or {})
+        out.append(msg)
+    return out
+
+
+def strip_historical_media(messages: list) -> list:
+    """Images before the newest image-bearing user turn become a text placeholder."""
+    def has_images(content: Any) -> bool:
+        return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES
+                                                 for p in content)
+    anchor = next((i for i in range(len(messages) - 1, -1, -1)
+                   if messages[i].get("role") == "user" and has_images(messages[i].get("content"))), -1)
+    if anchor <= 0:
+        return messages
+    out = []
+    for i, msg in enumerate(messages):
+        if i < anchor and has_images(msg.get("content")):
+            parts = [{"type": "text", "text": IMAGE_STRIPPED}
+                     if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES else p for p in msg["content"]]
+            msg = {k: v for k, v in msg.items() if k != "api_content"}
+            msg["content"] = parts
+        out.append(msg)
+    return out
+
+
+# --- the stage -----------------------------------------------------------------------------
+
+_MARK = "\0hermesctx-summary"
+
+
+def _archive_line(content: Any, note: dict) -> Any:
+    """Say in the summary text itself where the compacted turns are (before the end marker)."""
+    line = (f"[The {note.get('messages')} messages before this compaction are archived in {note.get('path')}; "
+            "`hermesctx compress --expand` restores them.]")
+    tail = "\n\n" + END_MARKER
+    if isinstance(content, str) and content.endswith(tail):
+        return content[:-len(tail)] + "\n\n" + line + tail
+    if isinstance(content, list) and content and isinstance(content[-1], dict) \
+            and isinstance(content[-1].get("text"), str) and content[-1]["text"].endswith(tail):
+        last = content[-1]
+        return [*content[:-1], {**last, "text": last["text"][:-len(tail)] + "\n\n" + line + tail}]
+    return _append_text(content, "\n\n" + line)
+
+
+def _note_archive(out: list, extra: dict) -> list:
+    """Swap the placeholder key on the new summary message for the archive note (key and text)."""
+    from hermesctx.archive import KEY
+
+    def noted(m: dict) -> dict:
+        m = {**{k: v for k, v in m.items() if k != _MARK}, **extra}
+        if isinstance(extra.get(KEY), dict):
+            m["content"] = _archive_line(m.get("content"), extra[KEY])
+        return m
+    return [noted(m) if _MARK in m else m for m in out]
+
+
+def feedback(before: list, after: list, before_tokens: int, after_tokens: int, *,
+             fallback: bool = False, dropped: int | None = None, reason: str | None = None) -> dict:
+    """Hermes's report lines (spec 30.8)."""
+    noop = after == before
+    n, m = len(before), len(after)
+    if fallback:
+        headline = f"Compressed with fallback: {n} → {m} messages"
+    elif noop:
+        headline = f"No changes from compression: {n} messages"
+    else:
+        headline = f"Compressed: {n} → {m} messages"
+    if noop and before_tokens == after_tokens:
+        token_line = f"Approx request size: ~{before_tokens:,} tokens (unchanged)"
+    else:
+        token_line = f"Approx request size: ~{before_tokens:,} → ~{after_tokens:,} tokens"
+    note = None
+    if fallback:
+        k = dropped if isinstance(dropped, int) and not isinstance(dropped, bool) else max(n - m, 0)
+        note = f"Summary generation failed; Hermes used limited fallback context and removed {k} message(s)."
+        if reason and reason.strip():
+            note += " Reason: " + redact(reason.strip(), force=True)
+    elif not noop and m < n and after_tokens > before_tokens:
+        note = ("Note: fewer messages can still raise this estimate when compression rewrites the transcript "
+                "into denser summaries.")
+    return {"noop": noop, "headline": headline, "token_line": token_line, "note": note}
+
+
+def _nothing(messages: list, reason: str, base: dict) -> tuple[list, dict]:
+    size = tokens.rough_messages(messages)
+    return messages, {**base, **feedback(messages, messages, size, size), "compressed": False, "reason": reason,
+                      "summarizer": None, "messages_before": len(messages), "messages_after": len(messages),
+                      "tokens_before": size, "tokens_after": size, "dropped_without_summary": 0}
+
+
+def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
+                      protect_last_n: int = 20, tail_token_budget: int = 20_000,
+                      max_summary_tokens: int = 10_000, focus: str | None = None,
+                      today: str | None = None, archive=None) -> tuple[list, dict]:
+    """Compress a message list: ``(new_list, report)``. The input is never mutated."""
+    base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
+                  "tail_token_budget": tail_token_budget}
+    compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
+                           if is_summary_content(m.get("content")))
+    first_n = 0 if compacted_before else protect_first_n
+    base["protect_first_n_applied"] = first_n
+    n = len(messages)
+    if n <= head_size(messages, first_n) + 4:
+        return _nothing(messages, "too few messages", base)
+
+    pruned, prune_report = prune_messages(messages, protect_tail_count=protect_last_n,
+                                          protect_tail_tokens=tail_token_budget)
+    base["pruned"] = prune_report["pruned"]
+    start = align_forward(pruned, head_size(pruned, first_n))
+    if start >= n:
+        return _nothing(messages, "only tool results after the head", base)
+    end = tail_cut(pruned, start, tail_token_budget, protect_last_n)
+
+    # D7: the latest real user message is kept verbatim, never summarized away
+    u = _last_user(pruned, start)
+    if 0 <= u < end:
+        base["latest_user_kept"] = u
+        if u > start:
+            end = u
+        else:  # it opens the middle: keep it at the end of the head, compress what follows
+            start = align_forward(pruned, u + 1)
+            if start >= n:
+                return _nothing(messages, "only the latest user turn and its tool results are compressible", base)
+            end = max(tail_cut(pruned, start, tail_token_budget, protect_last_n), start)
+            if end <= start:
+                return _nothing(messages, "nothing between the head and the protected tail", base)
+    base.update(start=start, end=end)
+
+    search_from = 1 if pruned[0].get("role") == "system" else 0
+    idx, previous = find_latest_summary(pruned, search_from, end)
+    def middle(source: list) -> list:
+        if idx is not None and idx >= start:
+            return source[start:idx] + source[idx + 1:end]  # D7: turns before the old summary count too
+        return source[start:end]
+
+    turns = middle(pruned)
+    previous = previous or None
+    base["previous_summary"] = idx is not None
+
+    topic = focus or auto_focus_topic(pruned)
+    budget = summary_budget(turns, max_summary_tokens)
+    request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
+                                                 focus=topic, today=today),
+                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
+    summary, used, errors = None, None, []
+    for candidate in (summarizer, fallback_summarizer):
+        if candidate is None or (used is not None):
+            continue
+        try:
+            text = clean_response(candidate.summarize(request))
+            if not text:
+                raise SummarizerError("the summarizer returned empty content", kind="empty")
+            summary = with_summary_prefix(ground_snapshot(text, turns))
+            used = candidate.name
+        except SummarizerError as err:
+            errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(str(err), force=True)})
+        except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
+            errors.append({"summarizer": candidate.name, "kind": "internal",
+                           "error": redact(f"{type(err).__name__}: {err}", force=True)})
+    fallback = summary is None
+    if fallback:
+        reason = errors[-1]["error"] if errors else None
+        summary = static_fallback_summary(turns, reason=reason, had_previous=bool(previous))
+        used = "static-fallback"
+
+    out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None)
+    out = strip_historical_media(strip_orphans(out)[0])
+    out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
+    if archive:
+        out = _note_archive(out, archive(messages, len(out)))
+
+    before_tokens = tokens.rough_messages(messages)
+    after_tokens = tokens.rough_messages(out)
+    report = {**base, "compressed": True, "summarizer": used, "summarizer_errors": errors,
+              "middle_messages": end - start, "summarized_messages": len(turns),
+              "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
+              "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
+              "focus": topic}
+    if after_tokens >= before_tokens:
+        return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
+                                  f"~{after_tokens:,} tokens); input kept", base)
+    savings = (before_tokens - after_tokens) / before_tokens * 100 if before_tokens else 0.0
+    report["savings_pct"] = round(savings, 1)
+    if savings < LOW_SAVINGS_PCT:
+        report["warning"] = f"compression saved only {savings:.1f}% of the request"
+    report.update(feedback(messages, out, before_tokens, after_tokens, fallback=fallback,
+                           dropped=end - start if fallback else None,
+                           reason=errors[-1]["error"] if fallback and errors else None))
+    return out, report
+
+
+def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
+             protect_last_n: int = 20, tail_token_budget: int = 20_000, max_summary_tokens: int = 10_000,
+             focus: str | None = None, today: str | None = None, archive=None) -> tuple[Any, dict]:
+    """The ``compress`` stage on a document: ``(new_doc, report)``."""
+    messages = messages_of(doc)
+    check_messages(messages)
+    new, report = compress_messages(messages, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
+                                    protect_first_n=protect_first_n, protect_last_n=protect_last_n,
+                                    tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
+                                    focus=focus, today=today, archive=archive)
+    return (doc if new is messages else with_messages(doc, new)), report
+
+
+def describe(report: dict) -> str:
+    if not report.get("compressed"):
+        return f"{report['headline']}: {report['reason']}"
+    line = f"{report['headline']} ({report['summarizer']}); {report['token_line']}"
+    if report.get("note"):
+        line += f"; {report['note']}"
+    if report.get("warning"):
+        line += f"; warning: {report['warning']}"
+    return line

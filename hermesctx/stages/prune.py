@@ -1,0 +1,345 @@
+"""Phase 1 of compaction: cheap pruning of old tool output, no model call.
+
+:func:`prune_messages` is Hermes 0.19.0's ``_prune_old_tool_results`` on OpenAI-shaped
+messages (spec 20.1): deduplicate identical tool results over the whole transcript, replace
+tool results outside the protected tail by one-line stubs (:mod:`hermesctx.stubs`), shrink
+long tool-call arguments outside the tail. Anthropic ``tool_use``/``tool_result`` blocks get
+the same three passes (decision D5; Hermes leaves them alone).
+
+Copy-on-write: the input is never mutated; only rewritten messages are new dicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from hermesctx import tokens
+from hermesctx.messages import (
+    IMAGE_PART_TYPES,
+    check_messages,
+    detect_format,
+    messages_of,
+    with_messages,
+)
+from hermesctx.stubs import summarize_tool_result
+
+DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
+CLEARED_PLACEHOLDER = "[Old tool output cleared to save context space]"
+IMAGE_PLACEHOLDER = "[screenshot removed to save context]"
+MULTIMODAL_PREFIX = "[screenshot removed] "
+TRUNCATION_SUFFIX = "...[truncated]"
+STUB_FLOOR = 200  # a result is stubbed when longer than this
+DEDUP_FLOOR = 200  # a result takes part in dedup when at least this long
+ARGS_TRIGGER = 500  # arguments longer than this are shrunk
+HEAD_CHARS = 200
+
+
+def _hashable(value: Any) -> Any:
+    """Ids used as dict/set keys; a JSON array/object id (malformed input) gets a stable key."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", json.dumps(value, sort_keys=True, default=str))
+    return value
+
+
+# --- helpers shared with compress -------------------------------------------------------
+
+def strip_image_parts(parts: list, placeholder: str = IMAGE_PLACEHOLDER) -> list | None:
+    """``parts`` with every image part replaced by a text placeholder; None if there was none."""
+    found = False
+    out = []
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES:
+            found = True
+            out.append({"type": "text", "text": placeholder})
+        else:
+            out.append(part)
+    return out if found else None
+
+
+def _shrink(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[:HEAD_CHARS] + TRUNCATION_SUFFIX if len(value) > HEAD_CHARS else value
+    if isinstance(value, dict):
+        return {k: _shrink(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shrink(v) for v in value]
+    return value
+
+
+def truncate_args_json(args: Any) -> Any:
+    """Hermes ``_truncate_tool_call_args_json``: long string leaves cut, JSON kept valid;
+    arguments that do not parse come back unchanged."""
+    try:
+        parsed = json.loads(args)
+    except (ValueError, TypeError, RecursionError):
+        return args
+    return json.dumps(_shrink(parsed), ensure_ascii=False)
+
+
+def tail_boundary(messages: list, protect_tail_count: int, protect_tail_tokens: int | None,
+                  estimate=tokens.tail_tokens) -> int:
+    """Index of the first protected message (spec 20.1.2 step 3).
+
+    Token mode walks back while the budget holds; the message that overflows it is itself
+    protected; ``protect_tail_count`` is a floor. Count mode: the last ``count`` messages.
+    """
+    n = len(messages)
+    if protect_tail_tokens is None or protect_tail_tokens <= 0:
+        return n - protect_tail_count
+    floor = min(protect_tail_count, n)
+    total = 0
+    boundary = n
+    for i in range(n - 1, -1, -1):
+        cost = estimate(messages[i])
+        boundary = i
+        if total + cost > protect_tail_tokens and n - i >= floor:
+            break
+        total += cost
+    return n - max(n - boundary, floor)
+
+
+# --- OpenAI shape -----------------------------------------------------------------------
+
+def _call_index(messages: list) -> dict:
+    index: dict = {}
+    for msg in messages:
+        if msg.get("role") != "assistant":
+            continue
+        calls = msg.get("tool_calls") or []
+        for tc in calls if isinstance(calls, (list, str, dict)) else ():
+            if isinstance(tc, dict):
+                fn = tc.get("function")
+                fn = fn if isinstance(fn, dict) else {}
+                index[_hashable(tc.get("id", ""))] = (fn.get("name", "unknown"), fn.get("arguments", ""))
+            else:  # not a call object: Hermes files it under the empty id
+                index[""] = ("unknown", "")
+    return index
+
+
+def _dedup_key(content: Any) -> str | None:
+    if isinstance(content, str) and len(content) >= DEDUP_FLOOR:
+        return hashlib.md5(content.encode("utf-8", errors="replace")).hexdigest()[:12]
+    return None
+
+
+def _stub_content(content: Any, name: Any, args: Any) -> Any:
+    """The pass-2 replacement for one tool-result content, or None to keep it."""
+    if isinstance(content, list):
+        return strip_image_parts(content)
+    if isinstance(content, dict):
+        if not content.get("_multimodal"):
+            return None
+        summary = content.get("text_summary") or IMAGE_PLACEHOLDER
+        try:
+            summary = summary[:200]
+        except (TypeError, KeyError):
+            summary = str(summary)[:200]
+        return f"{MULTIMODAL_PREFIX}{summary}"
+    if not isinstance(content, str) or not content or content == CLEARED_PLACEHOLDER:
+        return None
+    if content.startswith("[Duplicate tool output") or len(content) <= STUB_FLOOR:
+        return None
+    return summarize_tool_result(name, args, content)
+
+
+def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
+    result = list(messages)
+    report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
+    index = _call_index(messages)
+
+    seen: set = set()
+    for i in range(len(result) - 1, -1, -1):
+        msg = result[i]
+        if msg.get("role") != "tool":
+            continue
+        key = _dedup_key(msg.get("content") or "")
+        if key is None:
+            continue
+        if key in seen:
+            result[i] = {**msg, "content": DUPLICATE_TEXT}
+            report["deduplicated"] += 1
+            report["changes"].append({"index": i, "change": "deduplicated"})
+        else:
+            seen.add(key)
+
+    for i in range(max(boundary, 0)):
+        msg = result[i]
+        if msg.get("role") != "tool":
+            continue
+        cid = _hashable(msg.get("tool_call_id", ""))
+        name, args = index.get(cid, ("unknown", ""))
+        new = _stub_content(msg.get("content", ""), name, args)
+        if new is not None:
+            result[i] = {**msg, "content": new}
+            report["stubbed"] += 1
+            report["changes"].append({"index": i, "change": "stubbed"})
+
+    for i in range(max(boundary, 0)):
+        msg = result[i]
+        calls = msg.get("tool_calls")
+        if msg.get("role") != "assistant" or not calls or not isinstance(calls, list):
+            continue
+        new_calls = []
+        changed = 0
+        for tc in calls:
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            args = fn.get("arguments", "") if isinstance(fn, dict) else None
+            if isinstance(args, str) and len(args) > ARGS_TRIGGER:
+                shrunk = truncate_args_json(args)
+                if shrunk != args:
+                    tc = {**tc, "function": {**fn, "arguments": shrunk}}
+                    changed += 1
+            new_calls.append(tc)
+        if changed:
+            result[i] = {**msg, "tool_calls": new_calls}
+            report["args_truncated"] += changed
+            report["changes"].append({"index": i, "change": "args_truncated"})
+
+    report["pruned"] = report["deduplicated"] + report["stubbed"]
+    return result, report
+
+
+# --- Anthropic blocks (D5) --------------------------------------------------------------
+
+def _anthropic_tokens(msg: dict) -> int:
+    """Tail-walk estimate for Anthropic blocks: text of every block // 4 + 10."""
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return tokens.tail_tokens(msg)
+    chars = 0
+    for block in content:
+        if not isinstance(block, dict):
+            chars += len(str(block))
+        elif block.get("type") in IMAGE_PART_TYPES:
+            chars += 6400
+        elif block.get("type") == "tool_use":
+            chars += len(json.dumps(block.get("input"), ensure_ascii=False, default=str))
+        elif block.get("type") == "tool_result":
+            inner = block.get("content")
+            chars += len(inner) if isinstance(inner, str) else _anthropic_tokens({"content": inner}) * 4 - 40
+        else:
+            chars += len(str(block.get("text") or block.get("thinking") or ""))
+    return max(chars, 0) // 4 + 10
+
+
+def _blocks(msg: dict, kind: str):
+    content = msg.get("content")
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == kind:
+                yield j, block
+
+
+def _replace_block(result: list, i: int, j: int, block: dict) -> None:
+    msg = result[i]
+    content = list(msg["content"])
+    content[j] = block
+    result[i] = {**msg, "content": content}
+
+
+def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
+    result = list(messages)
+    report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
+    index = {}
+    for msg in messages:
+        for _, block in _blocks(msg, "tool_use"):
+            index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"),
+                                                     json.dumps(block.get("input", {}), ensure_ascii=False))
+
+    seen: set = set()
+    for i in range(len(result) - 1, -1, -1):
+        for j, block in reversed(list(_blocks(result[i], "tool_result"))):
+            key = _dedup_key(block.get("content") or "")
+            if key is None:
+                continue
+            if key in seen:
+                _replace_block(result, i, j, {**block, "content": DUPLICATE_TEXT})
+                report["deduplicated"] += 1
+                report["changes"].append({"index": i, "block": j, "change": "deduplicated"})
+            else:
+                seen.add(key)
+
+    for i in range(max(boundary, 0)):
+        for j, block in list(_blocks(result[i], "tool_result")):
+            name, args = index.get(_hashable(block.get("tool_use_id", "")), ("unknown", ""))
+            new = _stub_content(block.get("content", ""), name, args)
+            if new is not None:
+                _replace_block(result, i, j, {**block, "content": new})
+                report["stubbed"] += 1
+                report["changes"].append({"index": i, "block": j, "change": "stubbed"})
+        for j, block in list(_blocks(result[i], "tool_use")):
+            value = block.get("input")
+            if len(json.dumps(value, ensure_ascii=False, default=str)) > ARGS_TRIGGER:
+                shrunk = _shrink(value)
+                if shrunk != value:
+                    _replace_block(result, i, j, {**block, "input": shrunk})
+                    report["args_truncated"] += 1
+                    report["changes"].append({"index": i, "block": j, "change": "args_truncated"})
+
+    report["pruned"] = report["deduplicated"] + report["stubbed"]
+    return result, report
+
+
+# --- entry points -----------------------------------------------------------------------
+
+def prune_messages(messages: list, *, protect_tail_count: int,
+                   protect_tail_tokens: int | None = None, fmt: str | None = None) -> tuple[list, dict]:
+    """Prune a message list; ``(new_list, report)``. Report keys: ``pruned`` (Hermes's count:
+    deduplicated + stubbed), ``deduplicated``, ``stubbed``, ``args_truncated``, ``boundary``
+    (first protected index) and ``changes`` (one entry per rewritten message or block)."""
+    if not messages:
+        return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
+                          "boundary": 0, "changes": []}
+    # OpenAI passes always (exactly Hermes: they touch only `tool` messages and `tool_calls`),
+    # then the same rules on Anthropic blocks when there are any (D5), with a tail estimate
+    # that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
+    boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
+    result, report = _prune_openai(messages, boundary)
+    report["boundary"] = max(boundary, 0)
+    if _has_blocks(messages):
+        block_boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
+        result, extra = _prune_anthropic(result, block_boundary)
+        for key in ("pruned", "deduplicated", "stubbed", "args_truncated"):
+            report[key] += extra[key]
+        report["changes"] += extra["changes"]
+        if not any(m.get("role") == "tool" or m.get("tool_calls") for m in messages):
+            report["boundary"] = max(block_boundary, 0)
+    return result, report
+
+
+def _has_blocks(messages: list) -> bool:
+    for msg in messages:
+        content = msg.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
+                    return True
+    return False
+
+
+def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None) -> tuple[Any, dict]:
+    """The ``prune`` stage on a document: ``(new_doc, report)`` with rough tokens before/after."""
+    messages = messages_of(doc)
+    check_messages(messages)
+    if protect_last_n < 0:
+        from hermesctx.errors import UsageError
+
+        raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
+    new, report = prune_messages(messages, protect_tail_count=protect_last_n,
+                                 protect_tail_tokens=tail_tokens, fmt=detect_format(messages))
+    report["tokens_before"] = tokens.rough_messages(messages)
+    report["tokens_after"] = tokens.rough_messages(new)
+    report["protect_last_n"] = protect_last_n
+    report["tail_tokens"] = tail_tokens
+    return with_messages(doc, new), report
+
+
+def describe(report: dict) -> str:
+    verb = "would prune" if report.get("dry_run") else "pruned"
+    return (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
+            f"{report['args_truncated']} arguments truncated; "
+            f"~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens")

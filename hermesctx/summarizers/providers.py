@@ -1,0 +1,269 @@
+"""Provider summarizers: the real ``anthropic`` and ``openai`` SDKs, imported on first use.
+
+* :class:`AnthropicSummarizer`: Messages API, the prompt as one user message. The API requires
+  ``max_tokens``; it is ``2 × budget_tokens`` clamped to [1024, 32000] (room for the summary
+  without letting the output cap truncate it).
+* :class:`OpenAISummarizer`: Chat Completions (any OpenAI-compatible ``base_url``: vLLM,
+  Ollama, OpenRouter, LM Studio), the prompt as one user message, no ``max_tokens`` and no
+  ``temperature`` (as Hermes).
+
+Both take keyword options ``model``, ``base_url``, ``api_key``, ``timeout``, ``retries`` and
+``env`` (a mapping read for ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` or ``OPENAI_API_KEY``
+/ ``OPENAI_BASE_URL`` when the options are None). The SDKs' own retries are off: this module
+retries 429, 5xx, timeouts and connection errors itself, with exponential backoff
+(``backoff_base · 2^k``, capped at ``max_backoff``), honouring ``retry-after``. Total time is
+bounded by ``(retries + 1) × timeout + retries × max_backoff``; a ``retry-after`` longer than
+``max_backoff`` ends the retries at once. Failures raise :class:`SummarizerError` with a
+``kind``: context_length, timeout, rate_limit, server, auth, connection, empty, other.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hermesctx.summarizers import (
+    AUTH,
+    CONNECTION,
+    CONTEXT_LENGTH,
+    EMPTY,
+    OTHER,
+    RATE_LIMIT,
+    SERVER,
+    TIMEOUT,
+    SummarizerError,
+    SummaryRequest,
+)
+
+DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression calls)
+DEFAULT_RETRIES = 2  # retries after the first attempt
+DEFAULT_BACKOFF_BASE = 1.0
+DEFAULT_MAX_BACKOFF = 30.0
+RETRYABLE = frozenset({RATE_LIMIT, SERVER, TIMEOUT, CONNECTION})
+
+# Lower-cased fragments of the context-length errors providers return (Anthropic "prompt is too
+# long: N tokens > M maximum", OpenAI code context_length_exceeded / "maximum context length",
+# and the wordings of the common OpenAI-compatible servers).
+_CONTEXT_PHRASES = (
+    "prompt is too long", "context_length_exceeded", "maximum context length",
+    "context length", "context window", "too many tokens", "input is too long",
+    "exceeds the model's context", "reduce the length of the messages", "request too large",
+    "prompt too long", "max_tokens_exceeded", "input length",
+)
+
+
+def _lower(value: Any) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+def classify(exc: BaseException) -> tuple[str, int | None]:
+    """``(kind, http status)`` for an exception raised by either SDK (or anything else)."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+        status = status if isinstance(status, int) else None
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    text = " ".join((_lower(str(exc)), _lower(error.get("message")), _lower(error.get("code")),
+                     _lower(error.get("type"))))
+    if status is None:
+        if "Timeout" in name or "timed out" in text:
+            return TIMEOUT, None
+        if "Connection" in name:
+            return CONNECTION, None
+        return OTHER, None
+    if status == 413 or (status in (400, 422)
+                         and any(phrase in text for phrase in _CONTEXT_PHRASES)):
+        return CONTEXT_LENGTH, status  # 413: the request body itself is too large
+    if status in (401, 402, 403):
+        return AUTH, status
+    if status == 429:
+        return RATE_LIMIT, status
+    if status == 408:
+        return TIMEOUT, status
+    if status >= 500:
+        return SERVER, status
+    return OTHER, status
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait (``retry-after-ms``, ``retry-after`` seconds or date)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _ProviderSummarizer:
+    name = ""
+    key_env = ""
+    base_url_env = ""
+    default_base_url = ""
+    default_model = ""
+
+    def __init__(self, *, model: str | None = None, base_url: str | None = None,
+                 api_key: str | None = None, timeout: float | None = None,
+                 retries: int | None = None, env: Mapping[str, str] | None = None,
+                 backoff_base: float = DEFAULT_BACKOFF_BASE,
+                 max_backoff: float = DEFAULT_MAX_BACKOFF,
+                 sleep: Callable[[float], None] = time.sleep, **_ignored: Any):
+        env = env if env is not None else {}
+        self.model = model or self.default_model
+        self.base_url = base_url or env.get(self.base_url_env) or self.default_base_url
+        self.api_key = api_key or env.get(self.key_env) or None
+        self.timeout = float(timeout) if timeout is not None else DEFAULT_TIMEOUT
+        self.retries = max(0, int(retries)) if retries is not None else DEFAULT_RETRIES
+        self.backoff_base = backoff_base
+        self.max_backoff = max_backoff
+        self.sleep = sleep
+        self.attempts = 0  # attempts made by the last summarize() call (diagnostics)
+        self._client = None
+
+    # subclasses: _make_client() and _call(client, request) -> text
+    def _make_client(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _call(self, client, request: SummaryRequest) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _no_key(self) -> str | None:
+        return None if self.api_key else (
+            f"no API key for the {self.name} summarizer: set {self.key_env} or pass --api-key")
+
+    @property
+    def client(self):
+        if self._client is None:
+            problem = self._no_key()
+            if problem:
+                raise SummarizerError(problem, kind=AUTH)
+            self._client = self._make_client()
+        return self._client
+
+    def summarize(self, request: SummaryRequest) -> str:
+        client = self.client
+        attempt = 0
+        while True:
+            attempt += 1
+            self.attempts = attempt
+            try:
+                text = self._call(client, request)
+            except SummarizerError:
+                raise
+            except Exception as exc:  # every SDK error ends up classified
+                kind, status = classify(exc)
+                message = f"{self.name} summarizer ({self.model}): {_describe(exc, status)}"
+                if kind not in RETRYABLE or attempt > self.retries:
+                    raise SummarizerError(message, kind=kind, status=status) from exc
+                wait = min(self.backoff_base * 2 ** (attempt - 1), self.max_backoff)
+                asked = retry_after(exc)
+                if asked is not None:
+                    if asked > self.max_backoff:
+                        raise SummarizerError(
+                            f"{message} (retry-after {asked:g}s exceeds {self.max_backoff:g}s)",
+                            kind=kind, status=status) from exc
+                    wait = max(wait, asked)
+                self.sleep(wait)
+                continue
+            if not isinstance(text, str) or not text.strip():
+                raise SummarizerError(f"{self.name} summarizer ({self.model}) returned empty content",
+                                      kind=EMPTY)
+            return text.strip()
+
+
+def _describe(exc: BaseException, status: int | None) -> str:
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) and message else (str(exc) or type(exc).__name__)
+    text = " ".join(text.split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
+
+
+class AnthropicSummarizer(_ProviderSummarizer):
+    name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    default_model = "claude-haiku-4-5"
+
+    def __init__(self, *, max_tokens: int | None = None, **options: Any):
+        super().__init__(**options)
+        self.max_tokens = max_tokens
+
+    def output_cap(self, budget_tokens: int) -> int:
+        if self.max_tokens:
+            return int(self.max_tokens)
+        return max(1024, min(2 * int(budget_tokens or 0), 32000))
+
+    def _make_client(self):
+        import anthropic
+
+        return anthropic.Anthropic(api_key=self.api_key, base_url=self.base_url,
+                                   timeout=self.timeout, max_retries=0)
+
+    def _call(self, client, request: SummaryRequest) -> str:
+        with warnings.catch_warnings():  # the SDK warns about deprecated model names
+            warnings.simplefilter("ignore", DeprecationWarning)
+            response = client.messages.create(
+                model=self.model, max_tokens=self.output_cap(request.budget_tokens),
+                messages=[{"role": "user", "content": request.prompt}])
+        parts = [getattr(block, "text", "") for block in (response.content or [])
+                 if getattr(block, "type", None) == "text"]
+        return "".join(part for part in parts if isinstance(part, str))
+
+
+class OpenAISummarizer(_ProviderSummarizer):
+    name = "openai"
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url = "https://api.openai.com/v1"
+    default_model = "gpt-4o-mini"
+
+    def _no_key(self) -> str | None:
+        # local OpenAI-compatible servers (vLLM, Ollama, LM Studio) take any key
+        if not self.api_key and self.base_url != self.default_base_url:
+            self.api_key = "not-needed"
+        return super()._no_key()
+
+    def _make_client(self):
+        import openai
+
+        return openai.OpenAI(api_key=self.api_key, base_url=self.base_url,
+                             timeout=self.timeout, max_retries=0)
+
+    def _call(self, client, request: SummaryRequest) -> str:
+        response = client.chat.completions.create(
+            model=self.model, messages=[{"role": "user", "content": request.prompt}])
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise SummarizerError(f"openai summarizer ({self.model}) returned no choices",
+                                  kind=EMPTY)
+        content = choices[0].message.content
+        if isinstance(content, str):
+            return content
+        return str(content) if content else ""

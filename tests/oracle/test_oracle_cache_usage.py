@@ -1,0 +1,265 @@
+"""Differential: cache-mark placement, normalize-usage and cost vs Hermes 0.19.0 (`make oracle`)."""
+
+import random
+
+import pytest
+from transcripts import TranscriptGen
+
+from hermesctx.pricing import estimate_cost
+from hermesctx.stages.cache_mark import mark_messages
+from hermesctx.stages.normalize_usage import normalize_usage
+from oracle.harness import hermes, needs_oracle
+
+pytestmark = [pytest.mark.oracle, needs_oracle]
+
+
+def _odd_messages(rng):
+    contents = [None, "", "x", [], ["plain"], [{"type": "text", "text": "a"}],
+                [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "data:x"}}],
+                {"_multimodal": True}, 5]
+    msgs = []
+    for _ in range(rng.randint(0, 9)):
+        msg = {"role": rng.choice(["system", "user", "assistant", "tool", "developer"])}
+        if rng.random() < 0.9:
+            msg["content"] = rng.choice(contents)
+        msgs.append(msg)
+    return msgs
+
+
+def test_cache_mark_matches_hermes():
+    rng = random.Random(5)
+    cases = [TranscriptGen(s).transcript(4) for s in range(40)] + [_odd_messages(rng) for _ in range(300)]
+    cases = [[c, ttl, native] for c in cases for ttl, native in (("5m", False), ("1h", True))]
+    theirs = hermes("""
+from agent.prompt_caching import apply_anthropic_cache_control
+result = [apply_anthropic_cache_control(m, cache_ttl=t, native_anthropic=n) for m, t, n in data]
+""", cases)
+    for (msgs, ttl, native), expected in zip(cases, theirs):
+        assert mark_messages(msgs, ttl=ttl, native=native)[0] == expected
+
+
+USAGES = [
+    {"input_tokens": 1200, "output_tokens": 350},
+    {"input_tokens": 25, "output_tokens": 410, "cache_read_input_tokens": 48000, "cache_creation_input_tokens": 3100},
+    {"prompt_tokens": 5000, "completion_tokens": 900, "prompt_tokens_details": {"cached_tokens": 4096},
+     "completion_tokens_details": {"reasoning_tokens": 640}},
+    {"prompt_tokens": 10000, "completion_tokens": 200, "prompt_tokens_details": {"cached_tokens": 6000, "cache_write_tokens": 3000}},
+    {"input_tokens": 8000, "output_tokens": 1500, "input_tokens_details": {"cached_tokens": 7000},
+     "output_tokens_details": {"reasoning_tokens": 1024}},
+    {"input_tokens": 8000, "output_tokens": 10, "input_tokens_details": {"cached_tokens": 2000, "cache_creation_tokens": 5000}},
+    {"prompt_tokens": None, "completion_tokens": None, "prompt_tokens_details": None},
+    {"prompt_tokens": 3000, "completion_tokens": 100, "prompt_cache_hit_tokens": 2500},
+    {"prompt_tokens": 9000, "completion_tokens": 50, "cache_read_input_tokens": 7000, "cache_creation_input_tokens": 1500},
+    {"prompt_tokens": 9000, "completion_tokens": 50, "prompt_tokens_details": {"cached_tokens": 0}, "cache_read_input_tokens": 7000},
+    {"prompt_tokens": 100, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 150, "cache_write_tokens": 20}},
+    {"input_tokens": -5, "output_tokens": -7, "cache_read_input_tokens": -3},
+    {"prompt_tokens": "120", "completion_tokens": 7.9, "prompt_tokens_details": {"cached_tokens": "20.5"}},
+    {"prompt_tokens": True, "completion_tokens": False},
+    {"prompt_tokens": 10, "completion_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+     "completion_tokens_details": {"reasoning_tokens": 4}},
+]
+MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+
+
+def test_normalize_usage_matches_hermes():
+    cases = [[u, p] for u in USAGES for p in MODES]
+    theirs = hermes("""
+from types import SimpleNamespace
+from agent.usage_pricing import normalize_usage
+def ns(v):
+    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
+MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+result = []
+for u, p in data:
+    c = normalize_usage(ns(u), api_mode=MODES[p])
+    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
+                   c.prompt_tokens, c.total_tokens])
+""", cases)
+    keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+            "prompt_tokens", "total_tokens"]
+    for (usage, provider), expected in zip(cases, theirs):
+        ours = normalize_usage(usage, provider=provider)
+        assert [ours[k] for k in keys] == expected, (usage, provider)
+
+
+def test_cost_matches_hermes():
+    rng = random.Random(3)
+    models = ["claude-sonnet-4-5", "anthropic/claude-opus-4.7", "claude-sonnet-4-5-20250929", "gpt-4o",
+              "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "gemini-2.5-pro", "gpt-5.6-sol", "deepseek-chat",
+              "my-model", "claude-haiku-4-5", "claude-3-haiku-20240307", "MiniMax-M2.7", "kimi-k2p6",
+              "accounts/fireworks/routers/kimi-k2p6-turbo", "openai/gpt-4.1"]
+    providers = [None, "anthropic", "openai", "bedrock", "google", "vertex", "openai-codex", "deepseek",
+                 "minimax", "fireworks", "together", "custom"]
+    cases = [[rng.choice(models), rng.choice(providers),
+              [rng.choice([0, 25, 904, 5000, 15000, 1000000, -1000]) for _ in range(4)]] for _ in range(400)]
+    theirs = hermes("""
+from agent.usage_pricing import estimate_usage_cost, CanonicalUsage
+result = []
+for m, p, (a, b, c, d) in data:
+    r = estimate_usage_cost(m, CanonicalUsage(a, b, c, d), provider=p)
+    result.append([None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label,
+                   r.pricing_version, list(r.notes)])
+""", cases)
+    for (model, provider, (a, b, c, d)), expected in zip(cases, theirs):
+        r = estimate_cost({"input_tokens": a, "output_tokens": b, "cache_read_tokens": c, "cache_write_tokens": d},
+                          model, provider=provider)
+        assert [r["amount_usd"], r["status"], r["source"], r["label"], r["pricing_version"], r["notes"]] == expected, (model, provider)
+
+
+def _clean_transcript(rng):
+    """OpenAI messages that Hermes's adapter converts one to one (no placeholders, no orphans)."""
+    msgs = [{"role": "system", "content": "You are S."}] if rng.random() < 0.7 else []
+    n = 0
+    for _ in range(rng.randint(1, 6)):
+        msgs.append({"role": "user", "content": rng.choice(["u", "please read a", "x y"])})
+        for _ in range(rng.randint(0, 2)):
+            calls = []
+            for _ in range(rng.randint(1, 3)):
+                n += 1
+                calls.append({"id": f"call_{n}", "type": "function",
+                              "function": {"name": rng.choice(["read_file", "terminal"]), "arguments": '{"path": "a"}'}})
+            msgs.append({"role": "assistant", "content": rng.choice([None, "let me look"]), "tool_calls": calls})
+            msgs += [{"role": "tool", "tool_call_id": c["id"], "content": rng.choice(["result", "ok"])} for c in calls]
+        msgs.append({"role": "assistant", "content": rng.choice(["done", "here it is"])})
+    return msgs
+
+
+def test_anthropic_body_marking_matches_hermes_mark_then_convert():
+    """An Anthropic body marked by cache-mark == Hermes marking the OpenAI messages in the native
+    layout and converting them with its adapter (40 §A.9)."""
+    from hermesctx.stages.cache_mark import mark_anthropic
+
+    rng = random.Random(11)
+    cases = [[_clean_transcript(rng), rng.choice(["5m", "1h"])] for _ in range(300)]
+    theirs = hermes("""
+from agent.anthropic_adapter import convert_messages_to_anthropic as convert
+from agent.prompt_caching import apply_anthropic_cache_control as mark
+result = []
+for m, ttl in data:
+    plain = convert(m)
+    marked = convert(mark(m, cache_ttl=ttl, native_anthropic=True))
+    result.append([plain, marked])
+""", cases)
+    for (msgs, ttl), ((s0, b0), (s1, b1)) in zip(cases, theirs):
+        body = {"model": "claude-sonnet-4-5", "messages": b0, **({"system": s0} if s0 is not None else {})}
+        out, _ = mark_anthropic(body, ttl=ttl)
+        assert out["messages"] == b1, msgs
+        assert out.get("system") == s1
+
+
+def _random_usage(rng):
+    values = [None, True, False, 0, 1, 7, 150, 4096, -20, 3.7, -3.7, "120", "20.5", " 12 ", "abc", [], {}, [1],
+              10 ** 20]
+    top = ["input_tokens", "output_tokens", "prompt_tokens", "completion_tokens", "total_tokens",
+           "cache_read_input_tokens", "cache_creation_input_tokens", "prompt_cache_hit_tokens",
+           "prompt_cache_miss_tokens"]
+    nested = {"prompt_tokens_details": ["cached_tokens", "cache_write_tokens", "audio_tokens"],
+              "input_tokens_details": ["cached_tokens", "cache_creation_tokens"],
+              "output_tokens_details": ["reasoning_tokens"], "completion_tokens_details": ["reasoning_tokens"],
+              "cache_creation": ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"]}
+    usage = {k: rng.choice(values) for k in rng.sample(top, rng.randint(0, len(top)))}
+    for key in rng.sample(list(nested), rng.randint(0, len(nested))):
+        roll = rng.random()
+        if roll < 0.1:
+            usage[key] = rng.choice([None, 0, [], "x"])
+        else:
+            usage[key] = {k: rng.choice(values) for k in rng.sample(nested[key], rng.randint(0, len(nested[key])))}
+    return usage
+
+
+def test_normalize_usage_random_shapes_match_hermes():
+    rng = random.Random(17)
+    cases = [[_random_usage(rng), p] for _ in range(600) for p in MODES]
+    theirs = hermes("""
+from types import SimpleNamespace
+from agent.usage_pricing import normalize_usage
+def ns(v):
+    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
+MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+result = []
+for u, p in data:
+    c = normalize_usage(ns(u), api_mode=MODES[p])
+    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
+                   c.prompt_tokens, c.total_tokens])
+""", cases)
+    keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+            "prompt_tokens", "total_tokens"]
+    for (usage, provider), expected in zip(cases, theirs):
+        ours = normalize_usage(usage, provider=provider) if usage else None
+        if ours is None:
+            assert expected == [0] * 7  # an empty usage object
+            continue
+        assert [ours[k] for k in keys] == expected, (usage, provider)
+
+
+def _sprinkle_markers(rng, msgs):
+    out = []
+    for m in msgs:
+        m = dict(m)
+        if rng.random() < 0.3:
+            m["cache_control"] = {"type": "ephemeral"}
+        if isinstance(m.get("content"), list) and rng.random() < 0.5:
+            m["content"] = [dict(p, cache_control={"type": "ephemeral", "ttl": "1h"}) if isinstance(p, dict) else p
+                            for p in m["content"]]
+        out.append(m)
+    return out
+
+
+def test_cli_matches_hermes_and_d8_equals_marking_a_clean_copy():
+    """Through the CLI (bare list and request body): Hermes's output on the unmarked messages,
+    whatever stale markers the input carried (D8)."""
+    from conftest import invoke
+
+    from hermesctx.stages.cache_mark import unmark_message
+
+    rng = random.Random(23)
+    cases = []
+    for s in range(120):
+        clean = _odd_messages(rng) if s % 2 else TranscriptGen(s).transcript(3)
+        cases.append([clean, rng.choice(["5m", "1h"]), rng.random() < 0.5])
+    theirs = hermes("""
+from agent.prompt_caching import apply_anthropic_cache_control
+result = [apply_anthropic_cache_control(m, cache_ttl=t, native_anthropic=n) for m, t, n in data]
+""", cases)
+    for (clean, ttl, native), expected in zip(cases, theirs):
+        assert [unmark_message(m) for m in clean] == clean
+        dirty = _sprinkle_markers(rng, clean)
+        flags = ["cache-mark", "--ttl", ttl] + (["--native-anthropic"] if native else [])
+        bare = invoke(flags, dirty)
+        assert bare.status == 0, bare.stderr
+        assert bare.json == expected
+        wrapped = invoke(flags, {"model": "anthropic/claude-sonnet-4.5", "messages": dirty})
+        assert wrapped.json == {"model": "anthropic/claude-sonnet-4.5", "messages": expected}
+
+
+def test_cli_usage_and_cost_match_hermes_call_site():
+    """`normalize-usage --provider P --model M` == Hermes's call site: normalize_usage(usage,
+    provider=P, api_mode=...) then estimate_usage_cost(M, canonical, provider=P)."""
+    from conftest import invoke
+
+    rng = random.Random(29)
+    models = ["claude-sonnet-4-5", "claude-opus-4-7", "claude-haiku-4-5", "claude-3-haiku-20240307", "gpt-4o",
+              "gpt-4.1-mini", "o3", "gpt-5.6-luna", "unknown-model", "anthropic/claude-opus-4.7"]
+    cases = [[rng.choice(USAGES), rng.choice(["anthropic", "openai"]), rng.choice(models)] for _ in range(150)]
+    theirs = hermes("""
+from types import SimpleNamespace
+from agent.usage_pricing import normalize_usage, estimate_usage_cost
+def ns(v):
+    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
+MODES = {"anthropic": "anthropic_messages", "openai": "chat_completions"}
+result = []
+for u, p, m in data:
+    c = normalize_usage(ns(u), provider=p, api_mode=MODES[p])
+    r = estimate_usage_cost(m, c, provider=p)
+    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
+                   None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label,
+                   r.pricing_version, list(r.notes)])
+""", cases)
+    for (usage, provider, model), expected in zip(cases, theirs):
+        result = invoke(["--quiet", "normalize-usage", "--provider", provider, "--model", model], usage)
+        assert result.status == 0, result.stderr
+        out = result.json
+        cost = out["cost"]
+        assert [out["input_tokens"], out["output_tokens"], out["cache_read_tokens"], out["cache_write_tokens"],
+                out["reasoning_tokens"], cost["amount_usd"], cost["status"], cost["source"], cost["label"],
+                cost["pricing_version"], cost["notes"]] == expected, (usage, provider, model)

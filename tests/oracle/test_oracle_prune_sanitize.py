@@ -1,0 +1,71 @@
+"""Differential: prune and both sanitizers vs Hermes 0.19.0 on seeded random transcripts
+(`make oracle`)."""
+
+import pytest
+from transcripts import TOOLS, TranscriptGen
+
+from hermesctx.stages.prune import prune_messages, truncate_args_json
+from hermesctx.stages.sanitize import strip_orphans, stub_orphans
+from hermesctx.stubs import summarize_tool_result
+from oracle.harness import hermes, needs_oracle
+
+pytestmark = [pytest.mark.oracle, needs_oracle]
+
+CASES = [(seed, count, budget) for seed in range(60)
+         for count, budget in [(3, None), (1, 100), (5, 400), (20, 30000), (0, 50), (2, 0)]]
+
+
+def _batch():
+    out = []
+    for seed, count, budget in CASES:
+        out.append({"messages": TranscriptGen(seed).transcript(), "count": count, "budget": budget})
+    return out
+
+
+def test_prune_matches_hermes():
+    batch = _batch()
+    theirs = hermes("""
+from agent.context_compressor import ContextCompressor
+c = ContextCompressor(model="claude-sonnet-4-5", quiet_mode=True, config_context_length=200000)
+result = []
+for case in data:
+    msgs, n = c._prune_old_tool_results(case["messages"], case["count"], case["budget"])
+    result.append([msgs, n])
+""", batch)
+    for case, (msgs, n) in zip(batch, theirs):
+        ours, report = prune_messages(case["messages"], protect_tail_count=case["count"],
+                                      protect_tail_tokens=case["budget"])
+        assert report["pruned"] == n
+        assert ours == msgs
+
+
+def test_sanitizers_match_hermes():
+    batch = [TranscriptGen(1000 + s).transcript() for s in range(200)]
+    theirs = hermes("""
+from agent.context_compressor import ContextCompressor
+from agent.agent_runtime_helpers import sanitize_api_messages
+import copy
+c = ContextCompressor(model="claude-sonnet-4-5", quiet_mode=True, config_context_length=200000)
+result = [[c._sanitize_tool_pairs(copy.deepcopy(m)), sanitize_api_messages(copy.deepcopy(m))] for m in data]
+""", batch)
+    for msgs, (strip, stub) in zip(batch, theirs):
+        assert strip_orphans(msgs)[0] == strip
+        assert stub_orphans(msgs)[0] == stub
+
+
+def test_stubs_match_hermes():
+    gen = TranscriptGen(7)
+    cases = []
+    for i in range(600):
+        tool = gen.rng.choice(TOOLS + [None, "browser_vision", "skill_manage"])
+        cases.append([tool, gen.args(tool) if tool else '{"k": "v"}', gen.big() + "\n" * (i % 3)])
+    cases += [["web_extract", '{"urls": [{"href": 5}, "https://b"]}', "z" * 4096],
+              ["web_extract", '{"urls": [{"url": ["a"]}, "https://b"]}', "z" * 300],
+              ["read_file", '{"offset": null}', "0123456789"], ["terminal", '{"command": 42}', "no json here\n"]]
+    theirs = hermes("""
+from agent.context_compressor import _summarize_tool_result, _truncate_tool_call_args_json
+result = [[_summarize_tool_result(*c), _truncate_tool_call_args_json(c[1])] for c in data]
+""", cases)
+    for case, (stub, shrunk) in zip(cases, theirs):
+        assert summarize_tool_result(*case) == stub, case
+        assert truncate_args_json(case[1]) == shrunk

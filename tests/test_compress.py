@@ -1,0 +1,229 @@
+"""compress: boundaries and roles from spec 30.2/30.6 (own fixtures), D7, re-compression, the
+summarizer chain, archive round trip, the CLI (including the real OpenAI/Anthropic SDKs against a
+local fake server)."""
+
+import copy
+import json
+
+import pytest
+from conftest import invoke, load_example
+from fakeserver import FakeServer, context_length, ok
+
+from hermesctx.stages.compress import compress, compress_messages, summary_role, tail_cut
+from hermesctx.summarizers import SummarizerError
+from hermesctx.summarizers.extractive import ExtractiveSummarizer
+from hermesctx.summary_text import (
+    END_MARKER,
+    LEGACY_PREFIX,
+    MERGED_HEADER,
+    SUMMARY_FLAG,
+    SUMMARY_PREFIX,
+    is_summary_content,
+)
+
+
+class Fixed:
+    name = "fixed"
+
+    def __init__(self, text="## Goal\nShip v2.", error=None):
+        self.text, self.error, self.requests = text, error, []
+
+    def summarize(self, request):
+        self.requests.append(request)
+        if self.error:
+            raise SummarizerError(self.error, kind="other")
+        return self.text
+
+
+def S(t="You are Hermes."):
+    return {"role": "system", "content": t}
+
+
+def U(t):
+    return {"role": "user", "content": t}
+
+
+def A(t="", *calls):
+    msg = {"role": "assistant", "content": t}
+    if calls:
+        msg["tool_calls"] = [{"id": c, "type": "function", "function": {"name": "terminal",
+                                                                         "arguments": json.dumps({"command": f"step {c}"})}}
+                             for c in calls]
+    return msg
+
+
+def T(cid, text="x" * 1200):
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def chain(k):
+    out = []
+    for i in range(k):
+        out += [A("", f"c{i}"), T(f"c{i}")]
+    return out
+
+
+def test_tail_cut_keeps_the_whole_tool_chain_after_the_last_user():  # spec B3
+    msgs = [S(), U("hello"), A("hi"), U("earlier ask"), A("answered"), U("Run the 6-step migration")] + chain(6) \
+        + [A("Migration finished.")]
+    assert tail_cut(msgs, 4, 680) == 5
+
+
+def test_tail_cut_causal_coupling_and_assistant_anchor():  # spec B4, B5
+    b4 = [S(), U("first"), A("ok"), A("more"), U("Do the long job")] + chain(6) + [A("Job done.")]
+    assert tail_cut(b4, 4, 680) == 7
+    b5 = [S(), U("u"), A("a"), U("u"), A("a"), U("Plan the release"),
+          A("Here is the plan: 1) tag 2) build 3) upload."), U("ok, go ahead")] + chain(5)
+    assert tail_cut(b5, 4, 680) == 6
+
+
+@pytest.mark.parametrize("msgs,start,end,expected", [
+    ([S(), U("1"), A("2"), U("3"), A("4"), U("5"), A("6"), U("7"), A("8"), U("9")], 4, 7, ("assistant", False)),
+    ([S(), U("1"), A("2"), U("3"), A("4"), U("5"), A("6"), U("7"), A("8")], 4, 6, ("assistant", True)),
+    ([U("1"), U("2"), A("3"), U("4"), A("5"), U("6"), A("7"), U("8")], 3, 5, ("user", True)),
+])
+def test_summary_role_never_doubles_a_role(msgs, start, end, expected):
+    assert summary_role(msgs, start, end) == expected
+
+
+def _long_chat(n=12):
+    msgs = [S()]
+    for i in range(n):
+        msgs += [U(f"ask {i}: " + "u" * 400), A(f"reply {i}: " + "a" * 400)]
+    return msgs + [U("the latest ask")]
+
+
+def test_assembly_prefix_marker_note_and_purity():
+    msgs = _long_chat()
+    frozen = copy.deepcopy(msgs)
+    out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=300)
+    assert msgs == frozen
+    assert report["compressed"] and report["summarizer"] == "fixed"
+    assert out[0]["content"].endswith("remains fully authoritative regardless of compaction.]")
+    summary = next(m for m in out if m.get(SUMMARY_FLAG))
+    assert summary["content"].startswith(MERGED_HEADER + "\nreply ")  # merged: no role fits between A and A
+    assert SUMMARY_PREFIX + "\n## Historical Task Snapshot\nUser asked (deterministic" in summary["content"]
+    assert summary["content"].endswith("## Goal\nShip v2.\n\n" + END_MARKER)
+    assert out[-1] == msgs[-1]
+    tail = len(msgs) - report["end"]
+    assert out[-tail + 1:] == msgs[-tail + 1:]  # the tail is byte-identical (its first message holds the summary)
+    assert out[1:4] == msgs[1:4]
+    assert report["headline"] == f"Compressed: {len(msgs)} → {len(out)} messages"
+
+
+def test_recompression_updates_and_never_stacks():
+    first, _ = compress_messages(_long_chat(), summarizer=Fixed("## Goal\nv1"), tail_token_budget=300)
+    grown = first + [A("did it " + "b" * 400)] + sum(([U(f"new {i} " + "n" * 400), A("ok " + "o" * 400)]
+                                                       for i in range(6)), []) + [U("final ask")]
+    summarizer = Fixed("## Goal\nv2")
+    second, report = compress_messages(grown, summarizer=summarizer, tail_token_budget=300)
+    assert report["previous_summary"] is True
+    assert summarizer.requests[0].previous_summary.endswith("## Goal\nv1")
+    assert "PREVIOUS SUMMARY:" in summarizer.requests[0].prompt
+    assert sum(is_summary_content(m.get("content")) for m in second) == 1
+    assert second[-1] == U("final ask")
+
+
+def test_legacy_prefix_is_found_and_replaced():
+    msgs = [S(), {"role": "user", "content": LEGACY_PREFIX + " old body"}] + _long_chat()[1:]
+    summarizer = Fixed()
+    out, report = compress_messages(msgs, summarizer=summarizer, tail_token_budget=300)
+    assert summarizer.requests[0].previous_summary == "old body"
+    assert not any(str(m.get("content")).startswith(LEGACY_PREFIX) for m in out)
+
+
+def test_d7_latest_user_never_summarized():
+    msgs = [S(), U("first"), A("ok"), A("more"), U("Do the long job")] + chain(6) + [A("Job done.")]
+    out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=680)
+    assert U("Do the long job") in out
+    assert report["latest_user_kept"] == 4
+
+
+@pytest.mark.parametrize("msgs,reason", [
+    ([S(), U("a"), A("b"), U("c")], "too few messages"),
+    ([S(), U("run six echoes"), A("", *[f"e{i}" for i in range(6)])] + [T(f"e{i}") for i in range(6)],
+     "only tool results after the head"),
+])
+def test_d7_nothing_compressible_returns_the_input(msgs, reason):
+    out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=100)
+    assert out is msgs and report["reason"] == reason and report["headline"].startswith("No changes")
+
+
+def test_d7_a_bigger_result_is_not_emitted():
+    msgs = [S()] + sum(([U(f"q{i}"), A(f"a{i}")] for i in range(8)), []) + [U("z")]
+    out, report = compress_messages(msgs, summarizer=Fixed("## Goal\n" + "long " * 3000), tail_token_budget=10)
+    assert out is msgs and "would not shrink" in report["reason"]
+
+
+def test_summarizer_chain_never_drops_the_middle():
+    msgs = _long_chat(30)
+    out, report = compress_messages(msgs, summarizer=Fixed(error="HTTP 500"), fallback_summarizer=ExtractiveSummarizer(),
+                                    tail_token_budget=300)
+    assert report["summarizer"] == "extractive" and report["summarizer_errors"][0]["error"] == "HTTP 500"
+    out, report = compress_messages(msgs, summarizer=Fixed(error="HTTP 500"), tail_token_budget=300)
+    assert report["summarizer"] == "static-fallback" and report["dropped_without_summary"] == 0
+    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    assert "## Completed Actions\n1. reply 1:" in summary and summary.count("ask ") >= 3
+    assert report["headline"].startswith("Compressed with fallback")
+    assert report["note"].endswith("Reason: HTTP 500")
+
+
+def test_extractive_summary_keeps_the_facts():
+    doc = load_example("coding-session.json")
+    out, report = compress(doc, summarizer=ExtractiveSummarizer(), protect_last_n=6, tail_token_budget=400)
+    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    for fact in ["src/budget.py", "src/config.py", "tests/test_small_window.py", "pytest -q tests/test_budget.py",
+                 "1. READ src/budget.py", "[tool: patch]", "42 passed", "Don't touch src/cli.py",
+                 "User asked (deterministic, from compacted turns)"]:
+        assert fact in summary, fact
+    assert report["tokens_after"] < report["tokens_before"]
+
+
+def test_cli_compress_archive_and_expand(tmp_path, snapshot):
+    raw = (tmp_path / "in.json")
+    doc = load_example("coding-session.json")
+    raw.write_text(json.dumps(doc))
+    r = invoke(["compress", str(raw), "--protect-last-n", "6", "--tail-tokens", "400",
+                "--archive", str(tmp_path / "arch")])
+    assert r.status == 0, r.stderr
+    assert "Compressed: 26 →" in r.stderr
+    summary = next(m for m in r.json if m.get(SUMMARY_FLAG))
+    assert summary["_hermesctx_archive"]["messages"] == 26
+    back = invoke(["compress", "--expand"], r.stdout)
+    assert back.status == 0 and back.json == doc
+    plain = invoke(["compress", str(raw), "--protect-last-n", "6", "--tail-tokens", "400"])
+    body = [m for m in plain.json if not m.get(SUMMARY_FLAG)]
+    assert body == snapshot
+
+
+@pytest.mark.parametrize("provider,env", [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+def test_cli_provider_summarizers_through_the_real_sdks(provider, env):
+    doc = load_example("coding-session.json")
+    with FakeServer() as server:
+        server.script(ok("## Goal\nFix the budget tests."))
+        base = server.url + ("/v1" if provider == "openai" else "")
+        r = invoke(["compress", "--summarizer", provider, "--base-url", base, "--summary-model", "m-small",
+                    "--protect-last-n", "6", "--tail-tokens", "400"], json.dumps(doc).encode(),
+                   environ={env: "test-key"})
+        assert r.status == 0, r.stderr
+        assert f"({provider})" in r.stderr
+        body = server.requests[0].body
+        assert body["model"] == "m-small" and "TURNS TO SUMMARIZE:" in server.requests[0].prompt
+        summary = next(m for m in r.json if m.get(SUMMARY_FLAG))["content"]
+        assert "## Goal\nFix the budget tests." in summary
+
+
+def test_cli_context_length_error_is_reported_and_falls_back():
+    doc = load_example("coding-session.json")
+    with FakeServer() as server:
+        server.script(context_length(), context_length(), context_length(), context_length())
+        r = invoke(["compress", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
+                    "--protect-last-n", "6", "--tail-tokens", "400"], json.dumps(doc).encode())
+    assert r.status == 0
+    assert "(extractive)" in r.stderr
+
+
+def test_cli_if_needed_leaves_small_transcripts():
+    doc = load_example("coding-session.json")
+    r = invoke(["compress", "--if-needed", "--model", "claude-sonnet-4-5"], json.dumps(doc).encode())
+    assert r.status == 0 and r.json == doc and "under the threshold" in r.stderr

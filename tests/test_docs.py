@@ -1,0 +1,123 @@
+"""Documentation that must stay true: every command's --help has a real Examples block, and the
+shell examples in README.md run (in-process, from the repo root, outputs under a temp dir)."""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, invoke
+
+from hermesctx.cli import COMMANDS, cli
+from hermesctx.tools._tree import tree
+
+README = ROOT / "README.md"
+
+
+def readme_blocks() -> list[list[str]]:
+    """The README's code blocks, as logical lines (continuations joined) that run hermesctx."""
+    blocks, current = [], None
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            if current and current[-1].endswith("\\"):
+                current[-1] = current[-1][:-1].rstrip() + " " + line.strip()
+            else:
+                current.append(line.strip())
+    commands = []
+    for block in blocks:
+        runnable = [c for c in block if c.startswith("hermesctx ") or re.match(r"echo .*\| *hermesctx ", c)]
+        if runnable:
+            commands.append(runnable)
+    return commands
+
+
+def parse(line: str, tmp: str):
+    """``(segments, stdin_path, stdout_path, expected_status, environ)`` of one README line.
+    ``/tmp/...`` paths are moved under ``tmp``; so are relative output files."""
+    expected = 0
+    if "#" in line:
+        line, comment = line.split("#", 1)  # README examples have no '#' inside arguments
+        found = re.search(r"exit (\d+)", comment)
+        expected = int(found.group(1)) if found else 0
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="|<>")
+    lexer.whitespace_split = True
+    tokens = [t.replace("/tmp/", tmp + "/", 1) if t.startswith("/tmp/") else t for t in lexer]
+    segments, current, stdin_path, stdout_path = [], [], None, None
+    it = iter(tokens)
+    for token in it:
+        if token == "|":
+            segments.append(current)
+            current = []
+        elif token == "<":
+            stdin_path = next(it)
+        elif token == ">":
+            target = next(it)
+            stdout_path = target if os.path.isabs(target) else os.path.join(tmp, target)
+        else:
+            current.append(token)
+    segments.append(current)
+    return segments, stdin_path, stdout_path, expected
+
+
+BLOCKS = readme_blocks()
+
+
+def test_the_readme_has_examples_for_run_and_config():
+    flat = [line for block in BLOCKS for line in block]
+    assert any(line.startswith("hermesctx run ") for line in flat)
+    assert any(line.startswith("hermesctx config ") for line in flat)
+    assert len(flat) >= 10
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b[0][:50] for b in BLOCKS])
+def test_readme_examples_run(block, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    tmp = str(tmp_path)
+    # a spill directory named in a config file stays out of the real /tmp
+    environ = {"HERMESCTX_SPILL_DIR": os.path.join(tmp, "spill-from-config")}
+    for line in block:
+        segments, stdin_path, stdout_path, expected = parse(line, tmp)
+        stdin = open(stdin_path, "rb").read() if stdin_path else b""
+        for i, argv in enumerate(segments):
+            if argv[0] == "echo":
+                stdin = (" ".join(argv[1:]) + "\n").encode()
+                continue
+            assert argv[0] == "hermesctx", line
+            result = invoke(argv[1:], stdin, environ=environ)
+            want = expected if i == len(segments) - 1 else 0
+            assert result.status == want, f"{line}\n-> exit {result.status}: {result.stderr}"
+            stdin = result.stdout
+        if stdout_path:
+            with open(stdout_path, "wb") as handle:
+                handle.write(stdin)
+        elif expected == 0:
+            assert stdin.strip() or result.stderr.strip(), f"{line}: no output"
+
+
+@pytest.mark.parametrize("name", [sub.name for sub in tree().subcommands])
+def test_every_command_help_has_examples(name, capsys):
+    result = invoke([name, "--help"])  # click prints help to sys.stdout
+    assert result.status == 0
+    text = result.stdout.decode() + capsys.readouterr().out
+    examples = text.split("Examples:")[1] if "Examples:" in text else ""
+    assert f"hermesctx {name}" in examples, f"{name} --help has no Examples block"
+    assert "Exit status" in text or "EXIT STATUS" in text.upper()
+
+
+def test_every_listed_command_is_built_or_pending():
+    built = {sub.name for sub in tree().subcommands}
+    assert {"run", "config", "estimate", "prune", "sanitize", "compress", "cache-mark", "spill"} <= built
+    assert built <= set(COMMANDS) and cli.name
+
+
+def test_version_and_help_from_a_real_process():
+    proc = subprocess.run([sys.executable, "-m", "hermesctx", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and re.fullmatch(r"hermesctx, version \S+\n", proc.stdout)

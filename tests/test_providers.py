@@ -1,0 +1,266 @@
+"""The provider summarizers run the real anthropic / openai SDKs against tests/fakeserver.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from fakeserver import FakeServer, auth_error, context_length, hang, ok, rate_limited, status
+
+from hermesctx.summarizers import SummarizerError, SummaryRequest, make_summarizer
+from hermesctx.summarizers.providers import AnthropicSummarizer, OpenAISummarizer, classify
+
+PROMPT = "Summarize these turns.\n---\n[Turn 4 - GPT]:\nread config.yaml\n---\nFOCUS: ports"
+REQUEST = SummaryRequest(prompt=PROMPT, budget_tokens=750)
+PROVIDERS = ["anthropic", "openai"]
+
+
+@pytest.fixture
+def server():
+    with FakeServer() as srv:
+        yield srv
+
+
+def build(name, server, **options):
+    options.setdefault("api_key", "sk-test-123")
+    options.setdefault("timeout", 2.0)
+    options.setdefault("backoff_base", 0.01)
+    url = server.url if name == "anthropic" else server.url + "/v1"
+    return make_summarizer(name, base_url=url, **options)
+
+
+def test_anthropic_success_request_on_the_wire(server):
+    server.script(ok("  The agent read config.yaml; port 8080.  "))
+    summarizer = build("anthropic", server, model="claude-sonnet-4-5")
+    assert isinstance(summarizer, AnthropicSummarizer)
+    assert summarizer.summarize(REQUEST) == "The agent read config.yaml; port 8080."
+    [req] = server.requests
+    assert req.path == "/v1/messages"
+    assert req.body == {"model": "claude-sonnet-4-5", "max_tokens": 1500,
+                        "messages": [{"role": "user", "content": PROMPT}]}
+    assert req.prompt == PROMPT
+    assert req.headers["authorization"] == "Bearer sk-test-123"  # anthropic 2.x sends the key so
+    assert req.headers["anthropic-version"]
+    assert req.headers["x-stainless-retry-count"] == "0"  # SDK retries are off: ours run
+
+
+def test_openai_success_request_on_the_wire(server):
+    server.script(ok("Summary body"))
+    summarizer = build("openai", server, model="qwen2.5-coder")
+    assert isinstance(summarizer, OpenAISummarizer)
+    assert summarizer.summarize(REQUEST) == "Summary body"
+    [req] = server.requests
+    assert req.path == "/v1/chat/completions"
+    # one user message; no max_tokens and no temperature, as Hermes
+    assert req.body == {"model": "qwen2.5-coder", "messages": [{"role": "user", "content": PROMPT}]}
+    assert req.headers["authorization"] == "Bearer sk-test-123"
+
+
+@pytest.mark.parametrize("budget,cap", [(0, 1024), (100, 1024), (750, 1500), (12000, 24000),
+                                        (50000, 32000)])
+def test_anthropic_max_tokens_follows_budget(server, budget, cap):
+    summarizer = build("anthropic", server)
+    summarizer.summarize(SummaryRequest(prompt="p", budget_tokens=budget))
+    assert server.requests[-1].body["max_tokens"] == cap
+
+
+def test_anthropic_max_tokens_override(server):
+    build("anthropic", server, max_tokens=4096).summarize(REQUEST)
+    assert server.requests[-1].body["max_tokens"] == 4096
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_env_supplies_key_and_base_url(server, name):
+    key_env, url_env = (("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL") if name == "anthropic"
+                        else ("OPENAI_API_KEY", "OPENAI_BASE_URL"))
+    url = server.url if name == "anthropic" else server.url + "/v1"
+    summarizer = make_summarizer(name, env={key_env: "env-key", url_env: url}, timeout=2)
+    assert summarizer.summarize(REQUEST) == "fake summary"
+    assert server.requests[-1].headers["authorization"] == "Bearer env-key"
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_options_beat_env(server, name):
+    key_env = "ANTHROPIC_API_KEY" if name == "anthropic" else "OPENAI_API_KEY"
+    build(name, server, api_key="flag-key", env={key_env: "env-key"}).summarize(REQUEST)
+    assert server.requests[-1].headers["authorization"] == "Bearer flag-key"
+
+
+def test_anthropic_without_key_is_auth_error_and_sends_nothing(server):
+    summarizer = make_summarizer("anthropic", base_url=server.url, env={})
+    with pytest.raises(SummarizerError) as info:
+        summarizer.summarize(REQUEST)
+    assert info.value.kind == "auth"
+    assert "ANTHROPIC_API_KEY" in str(info.value)
+    assert server.requests == []
+
+
+def test_openai_default_endpoint_without_key_is_auth_error():
+    with pytest.raises(SummarizerError) as info:
+        make_summarizer("openai", env={}).summarize(REQUEST)
+    assert info.value.kind == "auth"
+    assert "OPENAI_API_KEY" in str(info.value)
+
+
+def test_openai_local_server_needs_no_key(server):
+    summarizer = make_summarizer("openai", base_url=server.url + "/v1", env={}, timeout=2)
+    assert summarizer.summarize(REQUEST) == "fake summary"
+    assert server.requests[-1].headers["authorization"].startswith("Bearer ")
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_500_then_success_retries_with_backoff(server, name):
+    sleeps = []
+    server.script(status(500), status(503), ok("third time"))
+    summarizer = build(name, server, retries=2, backoff_base=0.5, sleep=sleeps.append)
+    assert summarizer.summarize(REQUEST) == "third time"
+    assert len(server.requests) == 3
+    assert sleeps == [0.5, 1.0]  # exponential: base, 2·base
+    assert all(req.prompt == PROMPT for req in server.requests)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_persistent_500_gives_server_error_after_retries(server, name):
+    server.script(*[status(500)] * 5)
+    sleeps = []
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=2, sleep=sleeps.append).summarize(REQUEST)
+    assert info.value.kind == "server"
+    assert info.value.status == 500
+    assert len(server.requests) == 3
+    assert len(sleeps) == 2
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_429_honours_retry_after(server, name):
+    sleeps = []
+    server.script(rate_limited(retry_after=3), ok("after the wait"))
+    summarizer = build(name, server, retries=1, backoff_base=0.01, sleep=sleeps.append)
+    assert summarizer.summarize(REQUEST) == "after the wait"
+    assert sleeps == [3.0]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_429_retry_after_too_long_stops_at_once(server, name):
+    sleeps = []
+    server.script(rate_limited(retry_after=3600), ok("never"))
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=3, max_backoff=30, sleep=sleeps.append).summarize(REQUEST)
+    assert info.value.kind == "rate_limit"
+    assert info.value.status == 429
+    assert "retry-after 3600s" in str(info.value)
+    assert sleeps == [] and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_persistent_429_is_rate_limit(server, name):
+    server.script(rate_limited(), rate_limited())
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=1).summarize(REQUEST)
+    assert info.value.kind == "rate_limit"
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_backoff_is_capped(server, name):
+    sleeps = []
+    server.script(*[status(502)] * 4, ok("x"))
+    build(name, server, retries=4, backoff_base=10, max_backoff=25,
+          sleep=sleeps.append).summarize(REQUEST)
+    assert sleeps == [10, 20, 25, 25]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_context_length_error_is_classified_and_not_retried(server, name):
+    server.script(context_length(), ok("never"))
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=3).summarize(REQUEST)
+    assert info.value.kind == "context_length"
+    assert info.value.status == 400
+    assert len(server.requests) == 1
+    text = "prompt is too long" if name == "anthropic" else "maximum context length"
+    assert text in str(info.value)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_auth_error_not_retried(server, name):
+    server.script(auth_error())
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=3).summarize(REQUEST)
+    assert (info.value.kind, info.value.status, len(server.requests)) == ("auth", 401, 1)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_timeout_then_success(server, name):
+    server.script(hang(5), ok("fast now"))
+    start = time.monotonic()
+    assert build(name, server, timeout=0.3, retries=1).summarize(REQUEST) == "fast now"
+    assert time.monotonic() - start < 3
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_persistent_timeout_is_timeout_and_bounded(server, name):
+    server.script(hang(5), hang(5))
+    start = time.monotonic()
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, timeout=0.3, retries=1).summarize(REQUEST)
+    assert info.value.kind == "timeout"
+    assert time.monotonic() - start < 3  # 2 attempts × 0.3 s + backoff, not 5 s
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+@pytest.mark.parametrize("text", [None, "", "   \n"])
+def test_empty_content(server, name, text):
+    server.script(ok(text))
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, retries=2).summarize(REQUEST)
+    assert info.value.kind == "empty"
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_connection_refused_is_connection(name):
+    with FakeServer() as dead:
+        url = dead.url
+    summarizer = make_summarizer(name, base_url=url + ("" if name == "anthropic" else "/v1"),
+                                 api_key="k", timeout=1, retries=1, backoff_base=0.01)
+    with pytest.raises(SummarizerError) as info:
+        summarizer.summarize(REQUEST)
+    assert info.value.kind == "connection"
+
+
+def test_classify_plain_exceptions():
+    assert classify(RuntimeError("boom")) == ("other", None)
+    assert classify(TimeoutError("timed out")) == ("timeout", None)
+    assert classify(ConnectionError("refused")) == ("connection", None)
+
+
+def test_sdks_not_imported_at_startup():
+    code = ("import sys, hermesctx.cli, hermesctx.summarizers.providers; "
+            "print('anthropic' in sys.modules, 'openai' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_413_is_context_length_and_plain_400_is_other(server, name):
+    server.script(status(413), status(400))
+    summarizer = build(name, server, retries=3)
+    kinds = []
+    for _ in range(2):
+        with pytest.raises(SummarizerError) as info:
+            summarizer.summarize(REQUEST)
+        kinds.append((info.value.kind, info.value.status))
+    assert kinds == [("context_length", 413), ("other", 400)]
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_529_overloaded_is_retried(server, name):
+    sleeps = []
+    server.script(status(529), ok("ok after overload"))
+    assert build(name, server, sleep=sleeps.append).summarize(REQUEST) == "ok after overload"
+    assert len(sleeps) == 1
