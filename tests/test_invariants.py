@@ -7,8 +7,9 @@ import copy
 import json
 
 import pytest
-
 from conftest import invoke
+from transcripts import TranscriptGen
+
 from hermesctx.archive import Archiver, expand
 from hermesctx.stages.cache_mark import cache_mark, count_markers
 from hermesctx.stages.compress import compress_messages
@@ -17,7 +18,6 @@ from hermesctx.stages.sanitize import find_problems, sanitize
 from hermesctx.stages.spill import Budget, restore, spill
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
 from hermesctx.summary_text import SUMMARY_FLAG
-from transcripts import TranscriptGen
 
 SEEDS = range(40)
 
