@@ -121,3 +121,17 @@ def test_every_listed_command_is_built_or_pending():
 def test_version_and_help_from_a_real_process():
     proc = subprocess.run([sys.executable, "-m", "hermesctx", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and re.fullmatch(r"hermesctx, version \S+\n", proc.stdout)
+
+
+def test_quick_start_is_two_commands_and_the_first_runs():
+    """The quick start: `make install && .venv/bin/hermesctx ...` then `make test`; the
+    hermesctx half runs through the installed console script, as a new user runs it."""
+    text = README.read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    block = text.split("```sh", 1)[1].split("```", 1)[0].strip().splitlines()
+    assert len(block) == 2 and block[1] == "make test", block
+    install, _, command = block[0].partition(" && ")
+    assert install == "make install" and command.startswith(".venv/bin/hermesctx "), block[0]
+    exe = os.path.join(os.path.dirname(sys.executable), "hermesctx")
+    proc = subprocess.run([exe, *shlex.split(command)[1:]], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "threshold" in proc.stdout and "claude-sonnet-4-5" in proc.stdout
