@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -81,3 +82,12 @@ def tree(cli: click.Group | None = None) -> Cmd:
         return node
 
     return build(cli, "hermesctx", "hermesctx", None)
+
+
+def write_files(files: dict[str, str], out: str) -> int:
+    """Write generated ``files`` (name -> text) into directory ``out``; exit status 0."""
+    os.makedirs(out, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return 0

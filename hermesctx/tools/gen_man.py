@@ -4,12 +4,11 @@ NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES,
 
 from __future__ import annotations
 
-import os
 import sys
 
 from hermesctx import __version__
 from hermesctx.exit import ExitStatus
-from hermesctx.tools._tree import Cmd, tree
+from hermesctx.tools._tree import Cmd, tree, write_files
 
 DATE = "2026-11"
 _EXIT_MEANING = {
@@ -95,12 +94,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    out = argv[0] if argv else "man"
-    os.makedirs(out, exist_ok=True)
-    for name, text in generate().items():
-        with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
-            handle.write(text)
-    return 0
+    return write_files(generate(), argv[0] if argv else "man")
 
 
 if __name__ == "__main__":
