@@ -46,3 +46,17 @@ def test_man_page_renders_without_warnings(page):
     assert proc.returncode == 0 and proc.stderr == ""
     for section in SECTIONS:
         assert section in proc.stdout
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="make is not installed")
+def test_make_install_shell_puts_pages_and_completions_under_prefix(tmp_path):
+    proc = subprocess.run(["make", "-s", "install-shell", f"PREFIX={tmp_path}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    share = tmp_path / "share"
+    assert sorted(p.name for p in (share / "man" / "man1").iterdir()) == sorted(os.listdir(DIR))
+    for installed, source in [("bash-completion/completions/hermesctx", "hermesctx.bash"),
+                              ("zsh/site-functions/_hermesctx", "_hermesctx"),
+                              ("fish/vendor_completions.d/hermesctx.fish", "hermesctx.fish")]:
+        with open(os.path.join(ROOT, "completions", source), encoding="utf-8") as handle:
+            assert (share / installed).read_text(encoding="utf-8") == handle.read()
