@@ -17,34 +17,49 @@ _hermesctx() {
             --method) COMPREPLY=($(compgen -W "exact rough" -- "$cur")); return;;
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --tee --check --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --tee --check --from --include-sidechains --all-segments --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "prune")
         case "$prev" in
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
-        words="--jsonl --no-jsonl --stub --check --pretty --in-place --backup --report --help";;
+        case "$prev" in
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
+        esac
+        words="--jsonl --no-jsonl --stub --check --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --help";;
     "compress")
         case "$prev" in
             --summarizer) COMPREPLY=($(compgen -W "extractive anthropic openai" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --ttl --strategy --native-anthropic --model --check --against --pretty --in-place --backup --report --config --help";;
+        words="--jsonl --no-jsonl --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --config --help";;
     "normalize-usage")
         case "$prev" in
             --provider) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --provider --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --pretty --help";;
     "spill")
-        words="--jsonl --no-jsonl --dir --threshold --turn-budget --restore --dry-run --pretty --in-place --backup --report --model --context-length --provider --config --help";;
+        case "$prev" in
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
+        esac
+        words="--jsonl --no-jsonl --dir --threshold --turn-budget --restore --dry-run --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --model --context-length --provider --config --help";;
     "trajectory")
         case "$prev" in
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
@@ -58,7 +73,11 @@ _hermesctx() {
         esac
         words="--jsonl --no-jsonl --from --include-sidechains --all-segments --to --verbose --pretty --report --help";;
     "run")
-        words="--jsonl --no-jsonl --pipeline --jobs --pretty --report --config --help";;
+        case "$prev" in
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+            --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
+        esac
+        words="--jsonl --no-jsonl --pipeline --jobs --from --include-sidechains --all-segments --to --pretty --report --config --help";;
     "config")
         words="--help check show";;
     "config check")

@@ -127,13 +127,28 @@ def tail_budget(settings: Settings, doc: Any = None) -> int:
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
 
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
+TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
 format_options = _stack(
     click.option("--from", "source", type=click.Choice(FROM_CHOICES), default="auto",
                  show_default=True,
-                 help="Input format; auto detects it (Claude Code and Codex logs included)."),
+                 help="Input format; auto detects it (Claude Code and Codex session logs included)."),
     click.option("--include-sidechains", is_flag=True,
                  help="Session logs: keep sidechain (subagent) events too."),
     click.option("--all-segments", is_flag=True,
-                 help="Session logs: keep messages from before compaction boundaries."),
+                 help="Session logs: keep what came before compaction boundaries too."),
 )
+
+target_options = _stack(
+    click.option("--to", "target", type=click.Choice(TO_CHOICES), default=None,
+                 help="Output format (default: the input's, or openai for Responses items and "
+                      "session logs)."),
+)
+
+_FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
+
+
+def format_kwargs(params: dict[str, Any]) -> dict[str, Any]:
+    """Take the :data:`format_options` / :data:`target_options` values out of ``params``
+    (for :func:`hermesctx.cli.runner.transform_stream` and ``documents``)."""
+    return {key: params.pop(key) for key in _FORMAT_PARAMS if key in params}

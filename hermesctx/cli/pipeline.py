@@ -25,7 +25,8 @@ from typing import Any
 from hermesctx.errors import UsageError
 
 STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
-_IO_PARAMS = {"input", "jsonl", "pretty", "in_place", "backup", "report", "config_path", "check", "against"}
+_IO_PARAMS = {"input", "jsonl", "pretty", "in_place", "backup", "report", "config_path", "check", "against",
+              "source", "include_sidechains", "all_segments", "target"}
 
 
 @dataclass

@@ -91,9 +91,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
 
 def documents(env: Env, path: str, jsonl: bool | None, *,
               keep_raw: bool = False, source: str | None = None,
-              **format_kwargs: Any) -> Iterator[io.Document]:
+              target: str | None = None, **format_kwargs: Any) -> Iterator[io.Document]:
     """``source=None``: plain JSON / JSON Lines as always. With a format name (``auto``
-    included) see :func:`format_documents`."""
+    included) see :func:`format_documents` (``target`` is for the writer: ignored here)."""
     if source is not None:
         yield from format_documents(env, path, jsonl, keep_raw=keep_raw, source=source,
                                     **format_kwargs)
@@ -113,10 +113,30 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
     from hermesctx import formats
 
     with open_input(env, path) as stream:
-        yield from formats.read_documents(
-            stream, fmt=source, jsonl=jsonl, keep_raw=keep_raw,
-            include_sidechains=include_sidechains, all_segments=all_segments,
-            convert_documents=convert_documents, warn=env.warn)
+        for doc in formats.read_documents(
+                stream, fmt=source, jsonl=jsonl, keep_raw=keep_raw,
+                include_sidechains=include_sidechains, all_segments=all_segments,
+                convert_documents=convert_documents, warn=env.warn):
+            if convert_documents:
+                for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
+                    env.warn(f"{doc.where}: {line}" if doc.where else line)
+            yield doc
+
+
+def write_back(env: Env, doc: io.Document, result: Any, target: str | None) -> Any:
+    """A stage's result for a document read by :func:`format_documents`, in the format the
+    command writes: the input's own (OpenAI / Anthropic bodies are as they came), else
+    ``target``, else OpenAI. What that format cannot hold is warned about."""
+    info = getattr(doc, "info", None)
+    if info is None or (target is None and info["format"] in ("openai", "anthropic")):
+        return result
+    from hermesctx import formats
+
+    lost: dict = {}
+    out = formats.write_back(result, info, target, lost)
+    for line in formats.describe_lost(lost, formats.output_format(info, target)):
+        env.warn(f"{doc.where}: {line}" if doc.where else line)
+    return out
 
 
 class ReportSink:
@@ -161,14 +181,16 @@ Transform = Callable[[Any], tuple[Any, dict | None]]
 
 def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, pretty: bool,
                      report: str | None, describe: Callable[[dict], str] | None = None,
-                     emit: bool = True, in_place: bool = False, backup: bool = False) -> int:
+                     emit: bool = True, in_place: bool = False, backup: bool = False,
+                     formats: dict | None = None) -> int:
     """Run ``fn(document) -> (output, report)`` on every document, writing each output as soon
     as it is ready (one document at a time: memory does not grow with the batch).
 
     Errors are located (``line 3: messages[7]: …``); nothing of a failing document is written.
     ``in_place`` writes the output over FILE atomically (temp file in the same directory, fsync,
     rename; ``backup`` keeps the original as FILE.bak); on any error FILE is left untouched.
-    Returns how many documents were processed.
+    ``formats`` (:func:`hermesctx.cli.options.format_kwargs`) reads any transcript format and
+    writes each result back with :func:`write_back`. Returns how many documents were processed.
     """
     if in_place and path == "-":
         raise UsageError("--in-place needs a FILE argument, not stdin")
@@ -177,13 +199,18 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
     stdout = out.handle if out else env.stdout
     count = 0
     ok = False
+    target = (formats or {}).get("target")
     try:
-        for doc in documents(env, path, jsonl):
+        for doc in documents(env, path, jsonl, **(formats or {})):
             try:
                 result, rep = fn(doc.data)
             except HermesctxError as err:
                 raise (err.located(doc.where) if doc.where else err) from None
             if emit:
+                if formats:
+                    if in_place and count == 0:
+                        _same_format(doc, target)
+                    result = write_back(env, doc, result, target)
                 stdout.write(io.dumps(result, pretty=pretty))
                 if out is None:
                     stdout.flush()
@@ -196,6 +223,18 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+def _same_format(doc: io.Document, target: str | None) -> None:
+    """--in-place never turns a file into another format (a session log into JSON)."""
+    from hermesctx import formats
+
+    info = getattr(doc, "info", None) or {}
+    found = info.get("format", "openai")
+    out = formats.output_format(info, target)
+    if out != found:
+        raise UsageError(f"--in-place would rewrite a {found} file as {out}",
+                         hint="write to stdout instead (without --in-place)")
 
 
 class _InPlace:

@@ -1,22 +1,28 @@
-"""Transcript formats: detection and readers that turn each into OpenAI chat messages.
+"""Transcript formats: detection, readers that turn each into OpenAI chat messages, writers back.
 
 Two kinds of input:
 
 * documents (``openai``, ``anthropic``, ``responses``, ``sharegpt``): a JSON document, or JSON
   Lines with one transcript per line;
 * session logs (``claude-code``, ``codex``): one JSONL *file* that is one transcript, one event
-  per line. They are told apart from a batch by the first line's shape, and folded one event at
-  a time (memory holds the converted messages, never the raw log).
+  per line. They are told apart from a batch by the first line's shape.
+
+A session log is read twice: a first pass keeps only what decides which events belong to the
+transcript (the parent chain of the main thread, where the last compaction is), a second pass
+folds the events into messages and yields each as soon as it is complete. Memory holds the
+event ids and one turn, never the log or the transcript, so :func:`write_stream` converts a log
+of any size in bounded memory. A log read from a pipe is spooled to a temporary file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from hermesctx import io
-from hermesctx.errors import InputError
+from hermesctx.errors import InputError, UsageError
 from hermesctx.messages import detect_format as _chat_format
 
 OPENAI = "openai"
@@ -28,16 +34,26 @@ CODEX = "codex"
 AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
 LOG_FORMATS = (CLAUDE_CODE, CODEX)
+PLAIN = (OPENAI, ANTHROPIC)  # bodies every command works on as they are
 TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)
+
+Warn = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    pass
 
 
 @dataclass
 class FormatDocument(io.Document):
     """A document read through a format reader: ``data`` is an OpenAI-format transcript (or the
-    original body for ``openai``/``anthropic`` input); ``info`` says what was read and lost."""
+    original body for ``openai``/``anthropic`` input); ``info`` says what was read and lost
+    (``format``, ``lost``; for a log also its session, segments, usage, ...)."""
 
     info: dict = field(default_factory=dict)
 
+
+# --- detection ---------------------------------------------------------------------------
 
 def detect_line(value: Any) -> str | None:
     """The log format a first JSONL line belongs to, or None (a document / batch line)."""
@@ -51,19 +67,21 @@ def detect_line(value: Any) -> str | None:
 
 
 def detect_document(doc: Any) -> str:
+    """The format of one parsed document (never a log format unless it is a lone log event)."""
     from hermesctx.formats import responses, sharegpt
 
     if sharegpt.is_sharegpt(doc):
         return SHAREGPT
-    if responses.is_items(doc):
+    if isinstance(doc, dict):
+        if "messages" not in doc and (responses.is_items(doc.get("input"))
+                                      or responses.is_items(doc.get("output"))):
+            return RESPONSES
+    elif responses.is_items(doc):
         return RESPONSES
-    if isinstance(doc, dict) and "messages" not in doc and (
-            responses.is_items(doc.get("input")) or responses.is_items(doc.get("output"))):
-        return RESPONSES
-    if detect_line(doc) is not None:
-        return detect_line(doc)  # type: ignore[return-value]
-    return _chat_format(doc)
+    return detect_line(doc) or _chat_format(doc)
 
+
+# --- documents: to OpenAI and back ----------------------------------------------------------
 
 def to_openai(doc: Any, fmt: str, lost: dict) -> Any:
     """One document of format ``fmt`` as an OpenAI transcript (``openai`` input unchanged)."""
@@ -79,128 +97,413 @@ def to_openai(doc: Any, fmt: str, lost: dict) -> Any:
         return responses.to_openai(doc, lost)
     if fmt == SHAREGPT:
         return sharegpt.to_openai(doc, lost)
-    if fmt in LOG_FORMATS:
-        return read_log(iter([(doc, "line 1")]), fmt)[0]
+    if fmt in LOG_FORMATS:  # a lone event given as a document
+        reader = log_reader(fmt)
+        out = reader.document(lambda: iter([(doc, "line 1")]))
+        lost.update(reader.info().get("lost", {}))
+        return out
     raise InputError(f"unknown format {fmt!r}")
 
 
 def from_openai(doc: Any, target: str, lost: dict) -> Any:
+    """An OpenAI transcript (a list of messages or a body) in format ``target``."""
     from hermesctx.formats import anthropic, sharegpt
 
-    if isinstance(doc, list):
-        doc = {"messages": doc}
     if target == OPENAI:
         return doc
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     if target == ANTHROPIC:
         return anthropic.to_anthropic(doc, lost)
     if target == SHAREGPT:
         return sharegpt.from_openai(doc, lost)
-    raise InputError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
+    raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
 
 
-def read_log(events, fmt: str, **kwargs) -> tuple[dict, dict]:
+def prepare(value: Any, fmt: str = AUTO) -> tuple[Any, dict]:
+    """One parsed document -> ``(working, info)``: OpenAI and Anthropic bodies as they are, any
+    other format as OpenAI messages; ``info`` holds ``format`` (what was read) and ``lost``."""
+    found = detect_document(value) if fmt == AUTO else fmt
+    lost: dict = {}
+    working = value if found in PLAIN else to_openai(value, found, lost)
+    return working, {"format": found, "lost": lost}
+
+
+def output_format(info: dict, target: str | None) -> str:
+    """What a command writes: ``target`` if given, else the input's format when it has a
+    writer, else OpenAI."""
+    if target:
+        return target
+    found = info.get("format", OPENAI)
+    return found if found in TARGETS else OPENAI
+
+
+def write_back(result: Any, info: dict, target: str | None, lost: dict) -> Any:
+    """A stage's result (in the working format of :func:`prepare`) in the output format."""
+    found = info.get("format", OPENAI)
+    working = found if found in PLAIN else OPENAI
+    out = output_format(info, target)
+    if out == working:
+        return result
+    if working == ANTHROPIC:
+        result = to_openai(result, ANTHROPIC, lost)
+    return from_openai(result, out, lost)
+
+
+def describe_lost(lost: dict, target: str) -> list[str]:
+    return [f"{what}: {n} not kept in the {target} output" for what, n in lost.items()]
+
+
+# --- session logs ----------------------------------------------------------------------------
+
+class LogReader:
+    """A session log reader: :meth:`scan` sees every event once (first pass), then
+    :meth:`messages` folds them again (second pass) and yields OpenAI messages in order.
+    :meth:`tail` (the document's keys after ``messages``) and :meth:`info` are complete once
+    the messages are exhausted."""
+
+    format = ""
+
+    def scan(self, events: Iterable[tuple[Any, str]]) -> None:
+        raise NotImplementedError
+
+    def messages(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
+        raise NotImplementedError
+
+    def tail(self) -> dict:
+        return {}
+
+    def info(self) -> dict:
+        raise NotImplementedError
+
+    def document(self, events: Callable[[], Iterable[tuple[Any, str]]]) -> dict:
+        """The whole transcript as one OpenAI body (both passes)."""
+        self.scan(events())
+        doc = {"messages": list(self.messages(events()))}
+        doc.update(self.tail())
+        return doc
+
+
+def log_reader(fmt: str, **kwargs: Any) -> LogReader:
     from hermesctx.formats import claude_code, codex
 
-    module = claude_code if fmt == CLAUDE_CODE else codex
-    return module.read(events, **kwargs)
+    return (claude_code.Reader if fmt == CLAUDE_CODE else codex.Reader)(**kwargs)
 
 
-class _Rest:
-    """A stream with its first line given back (for :func:`io.read_documents`)."""
+def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
+    """Yield ``messages`` with every tool result that does not follow its call (the call was
+    before a compaction boundary, or other messages came between) turned into user text, so
+    the transcript stays valid and the text is kept; ``seen`` collects the call ids,
+    ``counter[0]`` counts the results turned."""
+    from hermesctx.messages import content_text
 
-    def __init__(self, first: bytes, stream: BinaryIO):
-        self.first = first
-        self.stream = stream
+    open_calls: set = set()  # the calls of the assistant message the results now answer
+    for msg in messages:
+        role = msg.get("role")
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if call_id not in open_calls:
+                counter[0] += 1
+                where = "is earlier in" if call_id in seen else "is not in"
+                msg = {"role": "user", "content": f"[tool result for {call_id}, whose call {where} "
+                       f"this transcript]\n{content_text(msg.get('content'))}"}
+                open_calls = set()
+            yield msg
+            continue
+        open_calls = set()
+        for call in msg.get("tool_calls") or ():
+            if isinstance(call, dict):
+                seen.add(call.get("id"))
+                open_calls.add(call.get("id"))
+        yield msg
 
-    def __iter__(self):
-        if self.first:
-            first, self.first = self.first, b""
-            yield first
-        yield from self.stream
 
-    def read(self, *args) -> bytes:
-        first, self.first = self.first, b""
-        return first + self.stream.read()
+class _Twice:
+    """The lines of a stream, readable twice: the stream itself when it can seek, else a
+    temporary file filled during the first pass."""
+
+    def __init__(self, head: list[bytes], stream: BinaryIO, start: int | None):
+        self.head, self.stream, self.start = head, stream, start
+        self.spool: BinaryIO | None = None
+
+    def first(self) -> Iterator[bytes]:
+        if self.start is None:
+            self.spool = tempfile.TemporaryFile(prefix="hermesctx-log-")
+            write = self.spool.write
+            for raw in self.head:
+                write(raw)
+                yield raw
+            for raw in self.stream:
+                write(raw)
+                yield raw
+        else:
+            yield from self.head
+            for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
+                yield raw
+
+    def second(self) -> Iterator[bytes]:
+        handle = self.spool if self.start is None else self.stream
+        assert handle is not None, "second pass before the first"
+        handle.seek(0 if self.start is None else self.start)
+        for raw in handle:  # noqa: UP028
+            yield raw
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
 
 
-def _events(first: bytes, first_no: int, stream: BinaryIO,
-            warn: Callable[[str], None]) -> Iterator[tuple[Any, str]]:
-    line_no = first_no
-    pending: tuple[bytes, int] | None = (first, first_no)
-    iterator = iter(stream)
-    while pending is not None:
-        raw, no = pending
-        nxt = next(iterator, None)
+def _events(lines: Iterable[bytes], warn: Warn) -> Iterator[tuple[Any, str]]:
+    """``(event, "line N")`` for every non-blank line; a line that is not JSON is skipped with
+    a warning (the last one, cut off mid-line, says so)."""
+    line_no = 0
+    bad: tuple[int, bytes] | None = None
+    for raw in lines:
         line_no += 1
-        while nxt is not None and nxt.isspace():
-            nxt = next(iterator, None)
-            line_no += 1
-        pending = (nxt, line_no) if nxt is not None else None
+        if bad is not None:
+            warn(f"line {bad[0]}: not JSON; skipped")
+            bad = None
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if raw.isspace() or not raw:
+            continue
         try:
             value = io.loads(raw)
         except InputError:
-            if pending is None and not raw.endswith(b"\n"):
-                warn(f"line {no}: the log is cut off mid-line; the partial event was skipped")
-            else:
-                warn(f"line {no}: not JSON; skipped")
+            bad = (line_no, raw)
             continue
-        yield value, f"line {no}"
+        yield value, f"line {line_no}"
+    if bad is not None:
+        if bad[1].endswith(b"\n"):
+            warn(f"line {bad[0]}: not JSON; skipped")
+        else:
+            warn(f"line {bad[0]}: the log is cut off mid-line; the partial event was skipped")
+
+
+class LogStream:
+    """One session log being read: the two passes over its lines, the reader folding them."""
+
+    def __init__(self, fmt: str, lines: _Twice, warn: Warn, **kwargs: Any):
+        self.fmt = fmt
+        self.lines = lines
+        self.reader = log_reader(fmt, warn=warn, **kwargs)
+        self.warn = warn
+        self._scanned = False
+
+    def messages(self) -> Iterator[dict]:
+        if not self._scanned:
+            self.reader.scan(_events(self.lines.first(), _quiet))
+            self._scanned = True
+        try:
+            yield from self.reader.messages(_events(self.lines.second(), self.warn))
+        finally:
+            self.lines.close()
+
+    def tail(self) -> dict:
+        return self.reader.tail()
+
+    def info(self) -> dict:
+        return self.reader.info()
+
+    def document(self) -> dict:
+        doc = {"messages": list(self.messages())}
+        doc.update(self.tail())
+        return doc
+
+
+def _tell(stream: BinaryIO) -> int | None:
+    try:
+        return stream.tell() if stream.seekable() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class _Rest:
+    """A stream with its first lines given back (for :func:`io.read_documents`)."""
+
+    def __init__(self, head: list[bytes], stream: BinaryIO):
+        self.head = head
+        self.stream = stream
+
+    def __iter__(self):
+        head, self.head = self.head, []
+        yield from head
+        for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
+            yield raw
+
+    def read(self, *args) -> bytes:
+        head, self.head = self.head, []
+        return b"".join(head) + self.stream.read()
+
+
+def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
+             warn: Warn = _quiet, include_sidechains: bool = False,
+             all_segments: bool = False) -> LogStream | _Rest | None:
+    """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
+    ``fmt`` says so), else a stream of the same bytes for :func:`io.read_documents` (None when
+    ``jsonl`` is false: the stream is untouched)."""
+    if fmt not in (AUTO, *FORMATS):
+        raise UsageError(f"unknown format {fmt!r}", hint=f"one of auto, {', '.join(FORMATS)}")
+    if jsonl is False:
+        if fmt in LOG_FORMATS:
+            raise UsageError(f"a {fmt} session log is JSON Lines: drop --no-jsonl")
+        return None
+    if fmt not in (AUTO, *LOG_FORMATS):
+        return _Rest([], stream)
+    start = _tell(stream)
+    head: list[bytes] = []
+    first = b""
+    for raw in stream:
+        head.append(raw)
+        if raw.strip():
+            first = raw
+            break
+    if not first:
+        raise InputError("empty input", hint="expected a JSON document or JSON Lines")
+    log = fmt if fmt in LOG_FORMATS else None
+    if log is None:
+        try:
+            log = detect_line(io.loads(first))
+        except InputError:
+            log = None
+    if log is None:
+        return _Rest(head, stream)
+    return LogStream(log, _Twice(head, stream, start), warn,
+                     include_sidechains=include_sidechains, all_segments=all_segments)
 
 
 def read_documents(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
                    keep_raw: bool = False, include_sidechains: bool = False,
                    all_segments: bool = False, convert_documents: bool = True,
-                   warn: Callable[[str], None] = lambda m: None) -> Iterator[FormatDocument]:
+                   warn: Warn = _quiet) -> Iterator[FormatDocument]:
     """Yield the transcripts of ``stream`` in format ``fmt`` (``auto``: detected).
 
-    Session logs give one document (``line`` None) holding the whole log folded into OpenAI
-    messages. Other documents are converted to OpenAI messages unless they are ``openai`` or
-    ``anthropic`` already, or ``convert_documents`` is false (then only logs are converted).
-    ``info["format"]`` is the format read.
-    """
-    if fmt not in (AUTO, *FORMATS):
-        raise InputError(f"unknown format {fmt!r}", hint=f"one of auto, {', '.join(FORMATS)}")
-    first = b""
-    line_no = 0
-    if jsonl is not False:
-        for raw in stream:
-            line_no += 1
-            if raw.strip():
-                first = raw
-                break
-        if not first:
-            raise InputError("empty input", hint="expected a JSON document or JSON Lines")
-        if line_no == 1 and first.startswith(b"\xef\xbb\xbf"):
-            first = first[3:]
-        log = fmt if fmt in LOG_FORMATS else None
-        if log is None and fmt == AUTO:
-            try:
-                log = detect_line(io.loads(first))
-            except InputError:
-                log = None
-        if log is not None:
-            doc, info = read_log(_events(first, line_no, stream, warn), log,
-                                 include_sidechains=include_sidechains,
-                                 all_segments=all_segments, warn=warn)
-            for what, n in info.get("lost", {}).items():
-                warn(f"{what}: {n} not kept in the OpenAI form")
-            yield FormatDocument(doc, 0, None, None, info=info)
-            return
-        source = _Rest(first, stream)
-        if line_no > 1:
-            line_offset = line_no - 1
-        else:
-            line_offset = 0
-    else:
-        source = stream
-        line_offset = 0
-    for doc in io.read_documents(source, jsonl=jsonl, keep_raw=keep_raw):
-        line = doc.line + line_offset if doc.line is not None else None
+    A session log gives one document (``line`` None) holding the whole log as OpenAI messages.
+    Other documents: see :func:`documents`."""
+    opened = open_log(stream, fmt=fmt, jsonl=jsonl, warn=warn,
+                      include_sidechains=include_sidechains, all_segments=all_segments)
+    if isinstance(opened, LogStream):
+        doc = opened.document()
+        yield FormatDocument(doc, 0, None, None, info=opened.info())
+        return
+    yield from documents(opened if opened is not None else stream, fmt=fmt, jsonl=jsonl,
+                         keep_raw=keep_raw, convert_documents=convert_documents)
+
+
+def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_raw: bool = False,
+              convert_documents: bool = True) -> Iterator[FormatDocument]:
+    """The documents (not a session log) of ``stream``, converted to OpenAI messages unless they
+    are ``openai`` or ``anthropic`` already, or ``convert_documents`` is false. With ``auto``,
+    a batch whose first document is ``openai`` or ``anthropic`` is passed through as it is read
+    (no per-document detection: plain input costs what it always cost); other formats are
+    detected document by document. ``info["format"]`` is the format read."""
+    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+    for doc in docs:
         found = fmt if fmt != AUTO else detect_document(doc.data)
-        lost: dict = {}
-        data = doc.data
-        if convert_documents and found not in (OPENAI, ANTHROPIC):
-            data = to_openai(doc.data, found, lost)
-        for what, n in lost.items():
-            warn(f"{what}: {n} not kept in the OpenAI form")
-        yield FormatDocument(data, doc.index, line, doc.raw, info={"format": found, "lost": lost})
+        if fmt == AUTO and found in PLAIN and doc.index == 0:
+            info = {"format": found, "lost": {}}
+            yield FormatDocument(doc.data, doc.index, doc.line, doc.raw, info=info)
+            for doc in docs:
+                yield FormatDocument(doc.data, doc.index, doc.line, doc.raw, info=info)
+            return
+        if convert_documents:
+            data, info = prepare(doc.data, found)
+        else:
+            data, info = doc.data, {"format": found, "lost": {}}
+        yield FormatDocument(data, doc.index, doc.line, doc.raw, info=info)
+
+
+# --- writing a transcript as it is read --------------------------------------------------------
+
+def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
+    """Messages grouped so no state of a writer crosses a group: each group is one message and
+    the tool results that follow it."""
+    chunk: list[dict] = []
+    for msg in messages:
+        if chunk and msg.get("role") != "tool":
+            yield chunk
+            chunk = []
+        chunk.append(msg)
+    if chunk:
+        yield chunk
+
+
+def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
+                 lost: dict, *, pretty: bool = False) -> None:
+    """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
+    ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
+    ``io.dumps(from_openai({"messages": [...], **tail()}, target, lost), pretty=pretty)``."""
+    from hermesctx.formats import anthropic, sharegpt
+
+    chunks = _chunks(messages)
+    items: Iterator[Any]
+    system = None
+    if target == ANTHROPIC:
+        pending: list[list[dict]] = []
+        parts: list = []
+        for chunk in chunks:
+            if chunk[0].get("role") != "system":
+                pending.append(chunk)
+                break
+            parts.append(chunk[0].get("content"))
+            if len(chunk) > 1:  # tool results right after a system message
+                pending.append(chunk[1:])
+                break
+        if parts:
+            system = anthropic.join_system(parts, lost)
+
+        def convert(chunk: list[dict]) -> list:
+            return anthropic.to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
+
+        items = (item for chunk in _chain(pending, chunks) for item in convert(chunk))
+        key = "messages"
+    elif target == SHAREGPT:
+        names: dict = {}
+        items = (turn for chunk in chunks
+                 for turn in sharegpt.from_openai({"messages": chunk}, lost, names=names)["conversations"])
+        key = "conversations"
+    elif target == OPENAI:
+        items = (msg for chunk in chunks for msg in chunk)
+        key = "messages"
+    else:
+        raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
+    write = out.write
+    if pretty:
+        write(b"{\n")
+        if system is not None:
+            write(b'  "system": ' + _dump(system, True).replace(b"\n", b"\n  ") + b",\n")
+        write(b'  "' + key.encode() + b'": [')
+        count = 0
+        for item in items:
+            write(b",\n    " if count else b"\n    ")
+            write(_dump(item, True).replace(b"\n", b"\n    "))
+            count += 1
+        write(b"\n  ]" if count else b"]")
+        for name, value in tail().items():
+            write(b",\n  " + _dump(name) + b": " + _dump(value, True).replace(b"\n", b"\n  "))
+        write(b"\n}\n")
+        return
+    write(b"{")
+    if system is not None:
+        write(b'"system":' + _dump(system) + b",")
+    write(b'"' + key.encode() + b'":[')
+    count = 0
+    for item in items:
+        if count:
+            write(b",")
+        write(_dump(item))
+        count += 1
+    write(b"]")
+    for name, value in tail().items():
+        write(b"," + _dump(name) + b":" + _dump(value))
+    write(b"}\n")
+
+
+def _dump(value: Any, pretty: bool = False) -> bytes:
+    return io.dumps(value, pretty=pretty)[:-1]
+
+
+def _chain(*iterables: Iterable) -> Iterator:
+    for iterable in iterables:
+        yield from iterable

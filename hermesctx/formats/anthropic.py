@@ -187,13 +187,14 @@ def to_openai(doc: dict, lost: dict) -> dict:
 
 # --- openai -> anthropic -------------------------------------------------------------------
 
-def to_anthropic(doc: dict, lost: dict) -> dict:
-    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body."""
+def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
+    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body. System messages before the
+    first other message become ``system`` (none when ``leading`` is false: a later part of a
+    transcript written piece by piece)."""
     messages = doc.get("messages") or []
     system_parts: list = []
     out_msgs: list[dict] = []
     pending_results: list[dict] = []
-    leading = True
 
     def flush() -> None:
         if pending_results:
@@ -206,8 +207,8 @@ def to_anthropic(doc: dict, lost: dict) -> dict:
         role = msg.get("role")
         content = msg.get("content")
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
-                            "reasoning_content", "name"}
-        for key in extra:
+                            "reasoning_content"}
+        for key in sorted(extra):
             _bump(lost, f"message key {key!r}")
         if role == "system" and leading:
             system_parts.append(content)
@@ -250,7 +251,7 @@ def to_anthropic(doc: dict, lost: dict) -> dict:
     for key, value in doc.items():
         if key == "messages":
             if system_parts:
-                out["system"] = _join_system(system_parts, lost)
+                out["system"] = join_system(system_parts, lost)
             out["messages"] = out_msgs
         elif key == "tools" and isinstance(value, list):
             out["tools"] = [_tool_to_anthropic(t) for t in value]
@@ -261,7 +262,8 @@ def to_anthropic(doc: dict, lost: dict) -> dict:
     return out
 
 
-def _join_system(parts: list, lost: dict) -> Any:
+def join_system(parts: list, lost: dict) -> Any:
+    """Leading system messages' contents as one ``system`` value."""
     if len(parts) == 1:
         only = parts[0]
         return parts_to_anthropic(only, lost) if isinstance(only, list) else only

@@ -1,25 +1,30 @@
 """Claude Code session logs (``~/.claude/projects/<p>/<session>.jsonl``) -> one OpenAI transcript.
 
-One event per line: ``user`` / ``assistant`` events carry an Anthropic ``message``; each has a
-``uuid`` and a ``parentUuid``. An assistant reply is often written as several events (one per
-content block) sharing ``message.id``: they fold back into one message. ``system`` events with
-``subtype: compact_boundary`` start a new segment (their ``parentUuid`` is null, the old chain
-hangs off ``logicalParentUuid``); the next user event with ``isCompactSummary`` holds the
-summary. ``summary`` events are session titles. Events are folded one at a time: only the
-converted messages of the current segment (and a uuid -> parent map) are kept.
+One event per line. ``user`` / ``assistant`` events carry an Anthropic ``message``; every event
+has a ``uuid`` and a ``parentUuid`` (``system``, ``progress`` and other bookkeeping events sit in
+the chain too). The transcript is the parent chain that ends at the last main-thread message;
+branches left by "redo from here" are off that chain and left out, as are sidechain (subagent)
+events unless asked for. An assistant reply is often written as several events (one per
+content block) sharing ``message.id``; they fold back into one message, also when the results
+of its first tool calls were logged between them. A ``system`` event with ``subtype:
+compact_boundary`` starts a new segment (``parentUuid`` null, the old chain reachable through
+``logicalParentUuid``); the next user event (``isCompactSummary``) holds the summary. Only the
+last segment is the context the model saw, so by default only it is read. ``summary`` events are
+session titles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from hermesctx.formats import anthropic
+from hermesctx.formats import CLAUDE_CODE, LogReader, anthropic, fix_orphans
 
-EVENT_TYPES = frozenset({"user", "assistant", "system", "summary"})
-# known events that are not part of the conversation: skipped without a warning
+# events that are not part of the conversation: skipped without a warning
 QUIET_TYPES = frozenset({"file-history-snapshot", "queue-operation", "progress", "custom-title",
-                         "agent-name", "tag", "pr-link", "last-prompt"})
+                         "agent-name", "tag", "pr-link", "last-prompt", "summary", "system"})
+SYNTHETIC_MODEL = "<synthetic>"
 
 
 def looks_like(event: Any) -> bool:
@@ -27,14 +32,58 @@ def looks_like(event: Any) -> bool:
         return False
     kind = event.get("type")
     if kind in ("user", "assistant", "system"):
-        return "uuid" in event or "sessionId" in event or "parentUuid" in event
+        return "uuid" in event and ("parentUuid" in event or "sessionId" in event)
     if kind == "summary":
-        return "leafUuid" in event or "summary" in event
-    return kind in QUIET_TYPES
+        return "leafUuid" in event
+    return kind in QUIET_TYPES and "messages" not in event and "role" not in event
 
 
-class Reader:
-    """Fold events; :meth:`result` gives ``({"messages": [...]}, info)``."""
+class _Thread:
+    """Folds one thread's events (the main thread, or one subagent) into OpenAI messages. The
+    open assistant reply and the tool results logged after it wait in memory until the next
+    reply or user message shows the reply is complete."""
+
+    def __init__(self, lost: dict):
+        self.lost = lost
+        self.open_id: Any = None
+        self.blocks: list | None = None  # the open reply's content blocks
+        self.results: list[dict] = []  # tool results logged after it
+
+    def assistant(self, message: dict) -> list[dict]:
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+        msg_id = message.get("id")
+        if self.blocks is not None and msg_id and msg_id == self.open_id:
+            self.blocks.extend(blocks)  # another block of the same reply
+            return []
+        out = self.flush()
+        self.open_id, self.blocks = msg_id, list(blocks)
+        return out
+
+    def user(self, message: dict) -> tuple[list[dict], bool]:
+        """-> (complete messages, whether this event starts a new turn)."""
+        converted = anthropic.message_to_openai(
+            {"role": "user", "content": message.get("content", "")}, self.lost)
+        results = [m for m in converted if m.get("role") == "tool"]
+        rest = [m for m in converted if m.get("role") != "tool"]
+        if self.blocks is not None:
+            self.results.extend(results)
+            if not rest:
+                return [], False
+            return self.flush() + rest, True
+        return converted, bool(rest)
+
+    def flush(self) -> list[dict]:
+        out: list[dict] = []
+        if self.blocks is not None:
+            out = anthropic.message_to_openai({"role": "assistant", "content": self.blocks}, self.lost)
+        out.extend(self.results)
+        self.open_id, self.blocks, self.results = None, None, []
+        return out
+
+
+class Reader(LogReader):
+    format = CLAUDE_CODE
 
     def __init__(self, *, include_sidechains: bool = False, all_segments: bool = False,
                  warn: Callable[[str], None] = lambda m: None):
@@ -42,159 +91,157 @@ class Reader:
         self.all_segments = all_segments
         self.warn = warn
         self.lost: dict = {}
-        self.entries: list[list] = []  # [uuid, [messages], sidechain]
-        self.parents: dict[str, str | None] = {}
-        self.leaf: str | None = None
+        # first pass
+        self.start = 0  # index of the first event read (after the last compaction boundary)
+        self.chain = bytearray()  # by position of the main events with a uuid: 1 on the chain
+        self.chained = False  # whether a chain was found (else every event is kept)
+        self.segments = 1
+        self.dropped = 0
+        # second pass
         self.usage: dict | None = None
         self.model: str | None = None
         self.session: str | None = None
         self.titles: list[str] = []
-        self.segments = 1
-        self.dropped = 0
         self.skipped: dict[str, int] = {}
+        self.off_chain = 0
         self.sidechain_events = 0
-        self._last_msg_id: str | None = None
-        self._last_entry: list | None = None
+        self.orphans = [0]
 
-    # -- folding --------------------------------------------------------------------------
+    # -- first pass: which events make the transcript ------------------------------------
 
-    def add(self, event: Any, where: str = "") -> None:
-        if not isinstance(event, dict):
-            self._skip("non-object lines", where)
-            return
-        kind = event.get("type")
-        if kind in QUIET_TYPES:
-            return
-        if kind == "summary":
-            if isinstance(event.get("summary"), str):
-                self.titles.append(event["summary"])
-            return
-        if kind == "system":
-            if event.get("subtype") == "compact_boundary":
-                self._boundary(event)
-            return
-        if kind not in ("user", "assistant"):
-            self._skip(f"unknown event type {kind!r}", where)
-            return
-        self.session = self.session or event.get("sessionId")
-        uuid = event.get("uuid")
-        parent = event.get("parentUuid")
-        if parent is None and self.all_segments:
-            parent = event.get("logicalParentUuid")
-        sidechain = bool(event.get("isSidechain"))
-        if sidechain:
-            self.sidechain_events += 1
-            if not self.include_sidechains:
-                return
-        message = event.get("message")
-        if not isinstance(message, dict):
-            self._skip(f"{kind} events without a message", where)
-            return
-        if isinstance(uuid, str):
-            self.parents[uuid] = parent
-        if not sidechain:
-            self.leaf = uuid if isinstance(uuid, str) else self.leaf
-        if kind == "assistant":
-            self._assistant(message, uuid, sidechain)
-            return
-        self._last_msg_id = None
-        msg = {"role": "user", "content": message.get("content", "")}
-        converted = anthropic.message_to_openai(msg, self.lost)
-        self._last_entry = [uuid, converted, sidechain]
-        self.entries.append(self._last_entry)
+    def scan(self, events: Iterable[tuple[Any, str]]) -> None:
+        """Find the last segment and the parent chain that ends at the last main-thread message.
 
-    def _assistant(self, message: dict, uuid: Any, sidechain: bool) -> None:
-        if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
-            self.model = message["model"]
-        usage = message.get("usage")
-        if isinstance(usage, dict) and not sidechain:
-            self.usage = usage
-        msg_id = message.get("id")
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-        if (msg_id and msg_id == self._last_msg_id and self._last_entry is not None
-                and self._last_entry[2] == sidechain):
-            # another block of the same reply: fold into it
-            self._last_entry[3].extend(blocks)
-            self._last_entry[1] = anthropic.message_to_openai(
-                {"role": "assistant", "content": self._last_entry[3]}, {})
-            self._count_lost(blocks)
-            return
-        self._count_lost(blocks)
-        converted = anthropic.message_to_openai({"role": "assistant", "content": blocks}, {})
-        self._last_entry = [uuid, converted, sidechain, list(blocks)]
-        self._last_msg_id = msg_id
-        self.entries.append(self._last_entry)
+        Memory is 9 bytes an event: the uuid hashes of the main-thread events in file order
+        (``array``), their parents only where a parent is not the event just before (branch
+        points, roots), and a bitmap of the chain."""
+        hashes = array("q")
+        links: dict[int, int | None] = {}  # position -> parent hash, where not the previous event
+        leaf = -1
+        main_events = 0
+        for index, (event, _) in enumerate(events):
+            if not isinstance(event, dict) or event.get("isSidechain"):
+                continue
+            uuid = event.get("uuid")
+            kind = event.get("type")
+            parent = event.get("parentUuid")
+            if kind == "system" and event.get("subtype") == "compact_boundary":
+                self.segments += 1
+                if not self.all_segments:
+                    self.start, hashes, links, leaf = index + 1, array("q"), {}, -1
+                    self.dropped += main_events
+                    main_events = 0
+                    continue
+                parent = parent or event.get("logicalParentUuid")
+            if kind in ("user", "assistant"):
+                main_events += 1
+            if not isinstance(uuid, str):
+                continue
+            link = hash(parent) if isinstance(parent, str) else None
+            if not hashes or link != hashes[-1]:
+                links[len(hashes)] = link
+            if kind in ("user", "assistant") and isinstance(event.get("message"), dict):
+                leaf = len(hashes)
+            hashes.append(hash(uuid))
+        self.chain = bytearray(len(hashes))
+        self.chained = leaf >= 0
+        position = leaf
+        while position >= 0 and not self.chain[position]:
+            self.chain[position] = 1
+            if position not in links:
+                position -= 1
+                continue
+            link = links[position]
+            position -= 1
+            while position >= 0 and (link is None or hashes[position] != link):
+                position = -1 if link is None else position - 1
 
-    def _count_lost(self, blocks: list) -> None:
-        anthropic.message_to_openai({"role": "assistant", "content": blocks}, self.lost)
+    # -- second pass: fold -----------------------------------------------------------------
 
-    def _boundary(self, event: dict) -> None:
-        self.segments += 1
-        self._last_msg_id = None
-        if self.all_segments:
-            return
-        self.dropped += sum(len(e[1]) for e in self.entries)
-        self.entries = []
-        self.parents = {}
+    def messages(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
+        return fix_orphans(self._fold(events), set(), self.orphans)
+
+    def _fold(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
+        main = _Thread(self.lost)
+        agents: dict[Any, _Thread] = {}
+        side: list[dict] = []  # subagent messages, written before the next main turn
+        position = -1  # of the main-thread event with a uuid, as counted by scan
+        for index, (event, where) in enumerate(events):
+            if index < self.start:
+                continue
+            if (isinstance(event, dict) and not event.get("isSidechain")
+                    and isinstance(event.get("uuid"), str)):
+                position += 1
+            if not isinstance(event, dict):
+                self._skip("lines that are not JSON objects", where)
+                continue
+            kind = event.get("type")
+            if kind not in ("user", "assistant"):
+                if kind == "summary" and isinstance(event.get("summary"), str):
+                    self.titles.append(event["summary"])
+                elif kind not in QUIET_TYPES:
+                    self._skip(f"events of unknown type {kind!r}", where)
+                continue
+            message = event.get("message")
+            if not isinstance(message, dict):
+                self._skip(f"{kind} events without a message", where)
+                continue
+            if event.get("isSidechain"):
+                self.sidechain_events += 1
+                if self.include_sidechains:
+                    thread = agents.setdefault(event.get("agentId"), _Thread(self.lost))
+                    if kind == "assistant":
+                        side.extend(thread.assistant(message))
+                    else:
+                        side.extend(thread.user(message)[0])
+                continue
+            if self.chained and isinstance(event.get("uuid"), str) and not self.chain[position]:
+                self.off_chain += 1
+                continue
+            self.session = self.session or event.get("sessionId")
+            if kind == "assistant":
+                model = message.get("model")
+                if model != SYNTHETIC_MODEL:
+                    if isinstance(model, str):
+                        self.model = model
+                    if isinstance(message.get("usage"), dict):
+                        self.usage = message["usage"]
+                yield from main.assistant(message)
+                continue
+            out, new_turn = main.user(message)
+            if new_turn and (side or agents):
+                # the user message ends the turn: its subagents' messages go before it
+                for thread in agents.values():
+                    side.extend(thread.flush())
+                agents = {}
+                user = out.pop() if out and out[-1].get("role") == "user" else None
+                yield from out
+                yield from side
+                side = []
+                out = [user] if user is not None else []
+            yield from out
+        yield from main.flush()
+        for thread in agents.values():
+            side.extend(thread.flush())
+        yield from side
 
     def _skip(self, what: str, where: str) -> None:
-        self.skipped[what] = self.skipped.get(what, 0) + 1
-        self.warn(f"{where + ': ' if where else ''}skipped {what}")
+        count = self.skipped.get(what, 0)
+        self.skipped[what] = count + 1
+        if not count:  # once per kind: a log can hold thousands
+            self.warn(f"{where}: skipped {what} (first of them)")
 
-    # -- result ---------------------------------------------------------------------------
+    # -- result ----------------------------------------------------------------------------
 
-    def result(self) -> tuple[dict, dict]:
-        chain: set = set()
-        node = self.leaf
-        while isinstance(node, str) and node not in chain:
-            chain.add(node)
-            node = self.parents.get(node)
-        messages: list[dict] = []
-        off_chain = 0
-        for entry in self.entries:
-            uuid, converted, sidechain = entry[0], entry[1], entry[2]
-            keep = sidechain or uuid in chain or not isinstance(uuid, str) or not chain
-            if keep:
-                messages.extend(converted)
-            else:
-                off_chain += len(converted)
-        messages, orphans = fix_orphans(messages)
-        doc: dict = {"messages": messages}
-        if self.model:
-            doc["model"] = self.model
-        info = {"format": "claude-code", "session": self.session, "model": self.model,
+    def tail(self) -> dict:
+        return {"model": self.model} if self.model else {}
+
+    def info(self) -> dict:
+        info = {"format": CLAUDE_CODE, "session": self.session, "model": self.model,
                 "segments": self.segments, "dropped_before_compaction": self.dropped,
-                "off_chain_messages": off_chain, "sidechain_events": self.sidechain_events,
-                "orphan_tool_results": orphans, "skipped": dict(self.skipped),
+                "off_chain_events": self.off_chain, "sidechain_events": self.sidechain_events,
+                "orphan_tool_results": self.orphans[0], "skipped": dict(self.skipped),
                 "lost": dict(self.lost), "titles": list(self.titles)}
         if self.usage is not None:
             info["usage"] = dict(self.usage)
-        return doc, info
-
-
-def fix_orphans(messages: list[dict]) -> tuple[list[dict], int]:
-    """Tool results whose call is not earlier in the transcript (e.g. the call was before a
-    compaction boundary) become user text, so the transcript stays valid; returns the count."""
-    seen: set = set()
-    orphans = 0
-    out = messages
-    for i, msg in enumerate(messages):
-        for call in msg.get("tool_calls") or ():
-            seen.add(call.get("id"))
-        if msg.get("role") == "tool" and msg.get("tool_call_id") not in seen:
-            if out is messages:
-                out = list(messages)
-            from hermesctx.messages import content_text
-
-            out[i] = {"role": "user", "content": f"[tool result for {msg.get('tool_call_id')}, "
-                      f"whose call is not in this transcript]\n{content_text(msg.get('content'))}"}
-            orphans += 1
-    return out, orphans
-
-
-def read(events: Iterable[tuple[Any, str]], **kwargs) -> tuple[dict, dict]:
-    reader = Reader(**kwargs)
-    for event, where in events:
-        reader.add(event, where)
-    return reader.result()
+        return info

@@ -15,7 +15,9 @@ from typing import Any
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
                         "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                         "local_shell_call_output", "web_search_call", "compaction",
-                        "file_search_call", "computer_call", "computer_call_output"})
+                        "file_search_call", "computer_call", "computer_call_output", "mcp_call",
+                        "item_reference", "image_generation_call", "code_interpreter_call",
+                        "mcp_list_tools", "mcp_approval_request", "mcp_approval_response"})
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
@@ -65,11 +67,21 @@ class Folder:
 
     def __init__(self, lost: dict):
         self.lost = lost
-        self.messages: list[dict] = []
+        self.messages: list[dict] = []  # not yet drained
+        self.started = False  # whether any message was made
         self._reasoning: list[str] = []
         self._open: dict | None = None  # the assistant message collecting calls
 
+    def drain(self) -> list[dict]:
+        """The messages that are complete (all but an assistant message still collecting
+        calls), removed from the folder."""
+        keep = 1 if self._open is not None and self.messages and self.messages[-1] is self._open else 0
+        out = self.messages[:len(self.messages) - keep]
+        del self.messages[:len(out)]
+        return out
+
     def add(self, item: dict) -> None:
+        self.started = True
         kind = item.get("type")
         if kind is None and "role" in item:
             kind = "message"
@@ -108,7 +120,7 @@ class Folder:
             call = {"id": item.get("call_id") or item.get("id", ""), "type": "function",
                     "function": {"name": name, "arguments": args if isinstance(args, str)
                                  else json.dumps(args, ensure_ascii=False)}}
-            if self._open is None or self._open.get("_closed"):
+            if self._open is None:
                 msg = {"role": "assistant", "content": None}
                 self._attach_reasoning(msg)
                 self.messages.append(msg)
@@ -122,6 +134,13 @@ class Folder:
                                   "content": _parts(output, self.lost)})
             if self._open is not None:
                 self._open = None
+        elif kind == "mcp_call":  # a call and its result in one item
+            call_id = item.get("id", "")
+            self.add({"type": "function_call", "call_id": call_id,
+                      "name": f"{item.get('server_label', 'mcp')}.{item.get('name', '')}",
+                      "arguments": item.get("arguments", "")})
+            output = item.get("output") if item.get("output") is not None else item.get("error")
+            self.add({"type": "function_call_output", "call_id": call_id, "output": output or ""})
         elif kind == "compaction":
             _bump(self.lost, "encrypted compaction items")
         else:
@@ -133,11 +152,15 @@ class Folder:
             self._reasoning = []
 
     def finish(self) -> list[dict]:
+        """The remaining messages (a reasoning item with no reply after it becomes an empty
+        assistant message holding it)."""
         if self._reasoning:
             self.messages.append({"role": "assistant", "content": "",
                                   "reasoning": "\n".join(self._reasoning)})
             self._reasoning = []
-        return self.messages
+        self._open = None
+        out, self.messages = self.messages, []
+        return out
 
 
 def to_openai(doc: Any, lost: dict) -> dict:

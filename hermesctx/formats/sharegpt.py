@@ -45,6 +45,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
                     msg["reasoning"] = think.group(1)
                 value = value[think.end():]
             calls = []
+            parsed = []
             for k, match in enumerate(_CALL.finditer(value)):
                 try:
                     data = json.loads(match.group(1))
@@ -53,13 +54,17 @@ def to_openai(doc: dict, lost: dict) -> dict:
                 if not isinstance(data, dict):
                     _bump(lost, "unparseable <tool_call> blocks (kept as text)")
                     continue
+                parsed.append(match.span())
                 args = data.get("arguments", {})
-                calls.append({"id": data.get("id") or f"call_{turn_no}_{k}", "type": "function",
-                              "function": {"name": data.get("name", ""),
-                                           "arguments": args if isinstance(args, str)
-                                           else json.dumps(args, ensure_ascii=False)}})
-            if calls:
-                value = _CALL.sub("", value)
+                call = {"id": data.get("id") or f"call_{turn_no}_{k}", "type": "function",
+                        "function": {"name": data.get("name", ""),
+                                     "arguments": args if isinstance(args, str)
+                                     else json.dumps(args, ensure_ascii=False)}}
+                if not data.get("id"):
+                    call["_synthetic"] = True
+                calls.append(call)
+            for start, end in reversed(parsed):
+                value = value[:start] + value[end:]
             msg["content"] = value.strip() if calls else value
             if calls and not msg["content"]:
                 msg["content"] = None
@@ -70,36 +75,63 @@ def to_openai(doc: dict, lost: dict) -> dict:
                              if k in msg})
             last_calls = calls
         elif role == "tool":
-            blocks = _RESP.findall(value)
-            if not blocks:
-                blocks = [value]
+            blocks = _RESP.findall(value) or [value]
+            free = [c for c in last_calls if c.get("_synthetic")]
             for k, block in enumerate(blocks):
                 try:
                     data = json.loads(block)
                 except ValueError:
                     data = None
                 if isinstance(data, dict) and ("content" in data or "tool_call_id" in data):
-                    call_id = data.get("tool_call_id") or (
-                        last_calls[k]["id"] if k < len(last_calls) else f"call_missing_{turn_no}_{k}")
                     content = data.get("content", "")
                     if not isinstance(content, str):
                         content = json.dumps(content, ensure_ascii=False)
+                    call_id = data.get("tool_call_id")
                 else:
-                    call_id = last_calls[k]["id"] if k < len(last_calls) else f"call_missing_{turn_no}_{k}"
-                    content = block
-                messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
+                    data, call_id, content = {}, None, block
+                call = _claim(last_calls, free, call_id, data.get("name"), k)
+                if call is not None and not call_id:
+                    call_id = call["id"]
+                messages.append({"role": "tool", "tool_call_id": call_id or f"call_missing_{turn_no}_{k}",
+                                 "content": content})
         else:
             messages.append({"role": role, "content": value})
+    for msg in messages:
+        for call in msg.get("tool_calls") or ():
+            call.pop("_synthetic", None)
     out = {k: v for k, v in doc.items() if k != "conversations"}
     out["messages"] = messages
     return out
 
 
-def from_openai(doc: dict, lost: dict) -> dict:
-    """OpenAI messages -> a Hermes trajectory entry (``conversations`` first)."""
+def _claim(calls: list[dict], free: list[dict], call_id: Any, name: Any, k: int) -> dict | None:
+    """The call a tool response answers. ShareGPT calls have no id: a response's
+    ``tool_call_id`` is given to the first id-less call of its name (else by position), so
+    the pairing survives a round trip."""
+    for call in calls:
+        if call_id and call["id"] == call_id:
+            return call
+    pick = next((c for c in free if c["function"]["name"] == name), None)
+    if pick is None and free:
+        pick = free[0] if call_id else (calls[k] if k < len(calls) and calls[k] in free else free[0])
+    if pick is None:
+        return calls[k] if not call_id and k < len(calls) else None
+    free.remove(pick)
+    if call_id:
+        pick["id"] = call_id
+    return pick
+
+
+def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
+    """OpenAI messages -> a Hermes trajectory entry (``conversations`` first), laid out as
+    Hermes writes them: every ``gpt`` turn opens with a ``<think>`` block, one ``tool`` turn
+    holds the results of a turn. ``names`` (call id -> tool name) carries over between the
+    parts of a transcript written piece by piece."""
     turns: list[dict] = []
-    names: dict[str, str] = {}
+    names = {} if names is None else names
     pending: list[str] = []
+    answered: set = set()
+    calls: list[str] = []
 
     def flush() -> None:
         if pending:
@@ -119,6 +151,7 @@ def from_openai(doc: dict, lost: dict) -> dict:
         text = content_text(content)
         if role == "tool":
             call_id = msg.get("tool_call_id", "")
+            answered.add(call_id)
             pending.append("<tool_response>\n" + json.dumps(
                 {"tool_call_id": call_id, "name": names.get(call_id, ""), "content": text},
                 ensure_ascii=False) + "\n</tool_response>")
@@ -127,23 +160,29 @@ def from_openai(doc: dict, lost: dict) -> dict:
         if role == "assistant":
             reasoning = msg.get("reasoning") or msg.get("reasoning_content") or ""
             value = f"<think>\n{reasoning}\n</think>\n" if reasoning else "<think>\n</think>\n"
-            if text:
+            if msg.get("tool_calls"):
+                if text.strip():
+                    value += text + "\n"
+                for call in msg["tool_calls"]:
+                    fn = call.get("function") or {}
+                    names[call.get("id", "")] = fn.get("name", "")
+                    calls.append(call.get("id", ""))
+                    try:
+                        args = json.loads(fn.get("arguments") or "{}")
+                    except ValueError:
+                        args = fn.get("arguments")
+                    value += "<tool_call>\n" + json.dumps(
+                        {"name": fn.get("name", ""), "arguments": args}, ensure_ascii=False) + "\n</tool_call>\n"
+                value = value.rstrip()
+            else:
                 value += text
-            for call in msg.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                names[call.get("id", "")] = fn.get("name", "")
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    args = fn.get("arguments")
-                value += "\n<tool_call>\n" + json.dumps(
-                    {"name": fn.get("name", ""), "arguments": args}, ensure_ascii=False) + "\n</tool_call>"
-                if call.get("id"):
-                    _bump(lost, "tool call ids (ShareGPT pairs by position)")
-            turns.append({"from": "gpt", "value": value.rstrip()})
+            turns.append({"from": "gpt", "value": value})
         else:
             turns.append({"from": _FROM.get(role, role), "value": text})
     flush()
+    unanswered = sum(1 for call_id in calls if call_id and call_id not in answered)
+    if unanswered:
+        _bump(lost, "ids of tool calls without a result (ShareGPT calls carry none)", unanswered)
     out: dict = {"conversations": turns}
     for key, value in doc.items():
         if key not in ("messages", "conversations"):

@@ -24,8 +24,8 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
         lost.update(info.get("lost") or {})
     else:
         found = formats.detect_document(doc) if source == formats.AUTO else source
-        if found == target and found in (formats.OPENAI, formats.ANTHROPIC, formats.SHAREGPT):
-            return doc, _report(found, target, doc, lost)
+        if found == target and found in formats.TARGETS:
+            return doc, _report(found, target, formats.to_openai(doc, found, {}), lost)
         openai = formats.to_openai(doc, found, lost)
     out = formats.from_openai(openai, target, lost)
     return out, _report(found, target, openai, lost)
@@ -33,11 +33,30 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
 
 def _report(found: str, target: str, openai: Any, lost: dict) -> dict:
     messages = openai.get("messages") if isinstance(openai, dict) else openai
-    messages = messages if isinstance(messages, list) else []
-    calls = sum(len(m.get("tool_calls") or ()) for m in messages if isinstance(m, dict))
-    results = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
-    return {"from": found, "to": target, "messages": len(messages), "tool_calls": calls,
-            "tool_results": results, "lost": dict(lost)}
+    counts = Counts()
+    for _ in counts.count(messages if isinstance(messages, list) else []):
+        pass
+    return counts.report(found, target, lost)
+
+
+class Counts:
+    """Messages, tool calls and results of a transcript, counted as its messages stream by."""
+
+    def __init__(self) -> None:
+        self.messages = self.calls = self.results = 0
+
+    def count(self, messages):
+        for msg in messages:
+            if isinstance(msg, dict):
+                self.messages += 1
+                calls = msg.get("tool_calls")
+                self.calls += len(calls) if isinstance(calls, list) else 0
+                self.results += msg.get("role") == "tool"
+            yield msg
+
+    def report(self, found: str, target: str, lost: dict) -> dict:
+        return {"from": found, "to": target, "messages": self.messages, "tool_calls": self.calls,
+                "tool_results": self.results, "lost": dict(lost)}
 
 
 def describe(report: dict) -> str:
@@ -71,22 +90,27 @@ def usage_report(info: dict, estimate_report: dict) -> dict | None:
     usage = info.get("usage") if isinstance(info, dict) else None
     if not isinstance(usage, dict):
         return None
-    if info.get("format") == formats.CODEX:
-        prompt = int(usage.get("input_tokens") or 0)
-        output = int(usage.get("output_tokens") or 0)
+    if info.get("format") == formats.CODEX:  # OpenAI counts: input includes the cached part
+        prompt = _int(usage.get("input_tokens"))
     else:
-        prompt = sum(int(usage.get(k) or 0) for k in (
+        prompt = sum(_int(usage.get(k)) for k in (
             "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-        output = int(usage.get("output_tokens") or 0)
+    output = _int(usage.get("output_tokens"))
     estimated = _estimated_total(estimate_report)
     out = {"source": info.get("format"), "prompt_tokens": prompt, "output_tokens": output,
-           "context_tokens": prompt + output}
+           "context_tokens": prompt + output,
+           "note": "recorded: the last reply's prompt plus its output; the agent's own system "
+                   "prompt and tool definitions are in it but not in the log"}
     if estimated is not None:
         out["estimated_tokens"] = estimated
         out["difference"] = estimated - (prompt + output)
         out["difference_pct"] = (round(100.0 * (estimated - prompt - output) / (prompt + output), 1)
                                  if prompt + output else None)
     return out
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _estimated_total(report: dict) -> int | None:

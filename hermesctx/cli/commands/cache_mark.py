@@ -5,11 +5,14 @@ import click
 from hermesctx import io
 from hermesctx.cli.options import (
     config_options,
+    format_kwargs,
+    format_options,
     inplace_options,
     input_options,
     output_options,
     report_options,
     settings_from,
+    target_options,
 )
 from hermesctx.cli.runner import documents, get_env, transform_stream
 from hermesctx.errors import HermesctxError
@@ -32,11 +35,14 @@ from hermesctx.stages import cache_mark as stage
 @click.option("--against", "against", type=click.Path(dir_okay=False), default=None,
               help="With --check: the previous request; report which breakpoint prefixes it shares "
                    "(the cache hits); exit 1 if none.")
+@format_options
+@target_options
 @output_options
 @inplace_options
 @report_options
 @config_options
-def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, in_place, backup, report, config_path):
+def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, in_place, backup, report, config_path,
+            **params):
     """Place Anthropic prompt-cache breakpoints (system prompt + last 3 messages).
 
     Markers already in the input are removed first, so a request never carries more than the
@@ -50,17 +56,18 @@ def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, 
         hermesctx cache-mark --check --against marked.json marked.json
     """
     env = get_env()
+    fmt = format_kwargs(params)
     if against and not check:
         raise click.UsageError("--against needs --check")
     if not check:
         transform_stream(env, input, make({"ttl": ttl, "strategy": strategy, "native": native, "model": model,
                                            "config_path": config_path}, env),
                          jsonl=jsonl, pretty=pretty, report=report, describe=stage.describe,
-                         in_place=in_place, backup=backup)
+                         in_place=in_place, backup=backup, formats=fmt)
         return ExitStatus.OK
     previous = io.read_json_file(against) if against else None
     failed = False
-    for doc in documents(env, input, jsonl):
+    for doc in documents(env, input, jsonl, **fmt):
         try:
             result = stage.check(doc.data, previous)
         except HermesctxError as err:

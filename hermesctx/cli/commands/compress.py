@@ -6,6 +6,8 @@ from hermesctx.cli.options import (
     budget_kwargs,
     budget_options,
     config_options,
+    format_kwargs,
+    format_options,
     inplace_options,
     input_options,
     model_kwargs,
@@ -13,6 +15,7 @@ from hermesctx.cli.options import (
     output_options,
     report_options,
     settings_from,
+    target_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -42,6 +45,8 @@ from hermesctx.summarizers import NAMES
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
 @click.option("--expand", is_flag=True, help="Reverse a compression made with --archive.")
+@format_options
+@target_options
 @output_options
 @inplace_options
 @report_options
@@ -67,6 +72,7 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
         hermesctx compress --archive .hermesctx/archive s.json | hermesctx compress --expand
     """
     env = get_env()
+    fmt = format_kwargs(params)
 
     def describe(rep):
         if "expanded" in rep:
@@ -76,7 +82,7 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
         return stage.describe(rep)
 
     transform_stream(env, input, make(params, env), jsonl=jsonl, pretty=pretty, report=report, describe=describe,
-                     in_place=in_place, backup=backup)
+                     in_place=in_place, backup=backup, formats=fmt)
 
 
 def make(params: dict, env):

@@ -4,10 +4,13 @@ import click
 
 from hermesctx import formats, io
 from hermesctx.cli.options import format_options, input_options, output_options, report_options
-from hermesctx.cli.runner import ReportSink, format_documents, get_env
+from hermesctx.cli.runner import ReportSink, get_env, open_input
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
-from hermesctx.stages.convert import convert, describe
+from hermesctx.stages.convert import Counts, convert, describe
+
+_LOG_KEYS = ("session", "segments", "dropped_before_compaction", "off_chain_events",
+             "sidechain_events", "orphan_tool_results", "skipped", "usage")
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
@@ -15,7 +18,7 @@ from hermesctx.stages.convert import convert, describe
 @format_options
 @click.option("--to", "target", type=click.Choice(formats.TARGETS), default=formats.OPENAI,
               show_default=True, help="Format to write.")
-@click.option("-v", "--verbose", is_flag=True, help="Say which format was read.")
+@click.option("-v", "--verbose", is_flag=True, help="Say on stderr which format was read, and what came out.")
 @output_options
 @report_options
 def command(input, jsonl, source, include_sidechains, all_segments, target, verbose,
@@ -25,7 +28,8 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
     Reads OpenAI chat, Anthropic Messages, OpenAI Responses items, ShareGPT / Hermes
     trajectories, Claude Code session logs and Codex CLI rollouts; writes OpenAI, Anthropic
     or ShareGPT. Text and tool call/result pairs are kept; what the target cannot hold is
-    reported on stderr.
+    reported on stderr. A session log is one transcript, written as it is read (memory does
+    not grow with the log).
 
     \b
     Examples:
@@ -38,22 +42,42 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
     sink = ReportSink(env, report)
     ok = False
     try:
-        for doc in format_documents(env, input, jsonl, source=source,
-                                    include_sidechains=include_sidechains,
-                                    all_segments=all_segments, convert_documents=False):
-            try:
-                out, rep = convert(doc.data, source=doc.info.get("format", source),
-                                   target=target, info=doc.info)
-            except HermesctxError as err:
-                raise (err.located(doc.where) if doc.where else err) from None
-            if verbose:
-                env.info(f"{doc.where + ': ' if doc.where else ''}read as {rep['from']}")
-            for key in ("segments", "dropped_before_compaction", "orphan_tool_results",
-                        "sidechain_events", "usage"):
-                if key in doc.info:
-                    rep[key] = doc.info[key]
-            env.stdout.write(io.dumps(out, pretty=pretty))
-            sink.add(doc, rep, describe(rep) if (rep["lost"] or verbose) else None)
+        with open_input(env, input) as stream:
+            opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
+                                      include_sidechains=include_sidechains, all_segments=all_segments)
+            if isinstance(opened, formats.LogStream):
+                _convert_log(env, sink, opened, target, verbose, pretty)
+            else:
+                for doc in formats.documents(opened if opened is not None else stream, fmt=source,
+                                             jsonl=jsonl, convert_documents=False):
+                    try:
+                        out, rep = convert(doc.data, source=doc.info["format"], target=target)
+                    except HermesctxError as err:
+                        raise (err.located(doc.where) if doc.where else err) from None
+                    env.stdout.write(io.dumps(out, pretty=pretty))
+                    _report(env, sink, doc, rep, verbose)
         ok = True
     finally:
         sink.close(ok)
+
+
+def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool) -> None:
+    if verbose:
+        env.info(f"read as {log.fmt}")
+    counts, lost = Counts(), {}
+    formats.write_stream(env.stdout, counts.count(log.messages()), log.tail, target, lost, pretty=pretty)
+    info = log.info()
+    for what, n in info.get("lost", {}).items():
+        lost[what] = lost.get(what, 0) + n
+    rep = counts.report(log.fmt, target, lost)
+    rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
+    _report(env, sink, io.Document(None, 0, None), rep, verbose)
+
+
+def _report(env, sink, doc, rep: dict, verbose: bool) -> None:
+    where = f"{doc.where}: " if doc.where else ""
+    if verbose and rep["from"] not in formats.LOG_FORMATS:
+        env.info(f"{where}read as {rep['from']}")
+    for line in formats.describe_lost(rep["lost"], rep["to"]):
+        env.warn(where + line)
+    sink.add(doc, rep, describe(rep) if verbose else None)

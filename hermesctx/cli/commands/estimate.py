@@ -7,6 +7,8 @@ from hermesctx.cli.options import (
     budget_kwargs,
     budget_options,
     config_options,
+    format_kwargs,
+    format_options,
     input_options,
     model_kwargs,
     model_options,
@@ -31,6 +33,7 @@ from hermesctx.stages.estimate import EXACT, ROUGH, estimate, format_table
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 @click.option("--tee", is_flag=True, help="Pass the input through to stdout; report on stderr.")
 @click.option("--check", is_flag=True, help="Exit 1 when a request reaches the threshold.")
+@format_options
 @output_options
 @model_options
 @budget_options
@@ -44,8 +47,10 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
         hermesctx estimate --method rough --format table < session.json
         cat batch.jsonl | hermesctx estimate --check --model gpt-4o   # exit 1 if over
         hermesctx estimate --tee session.json | hermesctx compress > out.json
+        hermesctx estimate ~/.claude/projects/p/session.jsonl   # + the usage the log recorded
     """
     env = get_env()
+    formats = format_kwargs(params)
     settings = settings_from(params, env.environ)
     usage = None
     if usage_path:
@@ -53,7 +58,7 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
 
         usage = normalize_usage(io.read_json_file(usage_path), provider=None)
     over = False
-    for doc in documents(env, input, jsonl, keep_raw=tee):
+    for doc in documents(env, input, jsonl, keep_raw=tee, **formats):
         try:
             report = estimate(doc.data, **model_kwargs(settings, doc.data), method=method,
                               encoding=encoding, usage=usage, per_message=per_message,
@@ -62,12 +67,31 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
             raise (err.located(doc.where) if doc.where else err) from None
         for warning in report.get("warnings", ()):
             env.warn(warning)
+        recorded = _recorded_usage(doc, report)
         over = over or report["would_compress"]
         text = format_table(report).encode() if fmt == "table" else io.dumps(report, pretty=pretty)
+        if recorded is not None and fmt == "table":
+            text += (f"recorded by the log: {recorded['context_tokens']:,} tokens (estimate "
+                     f"{recorded['difference']:+,})\n").encode()
         if tee:
-            env.stdout.write(doc.raw if doc.raw.endswith(b"\n") else doc.raw + b"\n")
+            raw = doc.raw if doc.raw is not None else io.dumps(doc.data)  # a log: as OpenAI JSON
+            env.stdout.write(raw if raw.endswith(b"\n") else raw + b"\n")
             env.stderr.write(text.decode())
         else:
             env.stdout.write(text)
     return ExitStatus.CHECK_FAILED if check and over else ExitStatus.OK
+
+
+def _recorded_usage(doc, report: dict) -> dict | None:
+    """For a session log that recorded its usage: that figure beside the estimate (added to
+    ``report`` as ``recorded_usage``)."""
+    info = getattr(doc, "info", None)
+    if not info or "usage" not in info:
+        return None
+    from hermesctx.stages.convert import usage_report
+
+    recorded = usage_report(info, report)
+    if recorded is not None:
+        report["recorded_usage"] = recorded
+    return recorded
 

@@ -82,7 +82,7 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
         if doc_model and not no_cost:
             from hermesctx.pricing import estimate_cost, guess_billing_provider
 
-            route = billing_provider or _BILLING.get(provider)
+            route = billing_provider if billing_provider is not None else _BILLING.get(provider)
             if route == "auto":
                 route = guess_billing_provider(usage["provider"], doc_model, table)
             cost = estimate_cost(usage, doc_model, provider=route, base_url=base_url, table=table)

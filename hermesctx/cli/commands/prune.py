@@ -5,6 +5,8 @@ import click
 from hermesctx.cli.options import (
     budget_options,
     config_options,
+    format_kwargs,
+    format_options,
     inplace_options,
     input_options,
     model_options,
@@ -12,6 +14,7 @@ from hermesctx.cli.options import (
     report_options,
     settings_from,
     tail_budget,
+    target_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -23,10 +26,13 @@ _VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "t
 @click.command(epilog=EXIT_STATUS_HELP)
 @input_options
 @click.option("--protect-last-n", type=click.IntRange(min=0), default=None,
-              help="Always protect at least the last N messages (default 20, config compression.protect_last_n).")
+              help="Always protect at least the last N messages; 0: no floor "
+                   "(default 20, config compression.protect_last_n).")
 @click.option("--tail-tokens", type=click.IntRange(min=0), default=None,
               help="Token budget of the protected tail (0: count only; default: from the model's budgets).")
 @click.option("--dry-run", is_flag=True, help="List what would change on stderr; output the input unchanged.")
+@format_options
+@target_options
 @output_options
 @inplace_options
 @report_options
@@ -50,14 +56,18 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
         hermesctx prune --report report.jsonl examples/batch.jsonl > pruned.jsonl
     """
     env = get_env()
+    fmt = format_kwargs(params)
     transform_stream(env, input, make(params, env), jsonl=jsonl, pretty=pretty, report=report,
-                     describe=stage.describe, in_place=in_place, backup=backup)
+                     describe=stage.describe, in_place=in_place, backup=backup, formats=fmt)
 
 
 def make(params: dict, env):
     """The stage as a function of one document (shared by the command and `hermesctx run`)."""
-    settings = settings_from(params, env.environ)
-    last_n = settings["compression.protect_last_n"]
+    # --protect-last-n is Hermes's protect_tail_count and may be 0 (no floor: the token budget
+    # alone, or with --tail-tokens 0 everything); the config key keeps its own range (>= 1, D4)
+    flag_n = params.get("protect_last_n")
+    settings = settings_from({k: v for k, v in params.items() if k != "protect_last_n"}, env.environ)
+    last_n = settings["compression.protect_last_n"] if flag_n is None else flag_n
     tail_tokens, dry_run = params.get("tail_tokens"), params.get("dry_run")
 
     def run(doc):

@@ -1,13 +1,22 @@
 from __future__ import annotations
 
+import io as _io
 import sys
 import time
 
 import click
 
-from hermesctx import io
-from hermesctx.cli.options import config_options, input_options, output_options, report_options
-from hermesctx.cli.runner import ReportSink, documents, get_env
+from hermesctx import formats, io
+from hermesctx.cli.options import (
+    config_options,
+    format_kwargs,
+    format_options,
+    input_options,
+    output_options,
+    report_options,
+    target_options,
+)
+from hermesctx.cli.runner import ReportSink, documents, get_env, write_back
 from hermesctx.config import load_settings
 from hermesctx.errors import HermesctxError, InputError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -19,10 +28,12 @@ from hermesctx.exit import EXIT_STATUS_HELP
               help="Stages to run, overriding the config's pipeline (e.g. prune,compress,sanitize).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes for a JSONL batch (output stays in input order).")
+@format_options
+@target_options
 @output_options
 @report_options
 @config_options
-def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path):
+def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path, **params):
     """Run the pipeline of a config file on a transcript or a JSONL batch, in one process.
 
     The config's `pipeline:` lists stages with their options, e.g.
@@ -40,6 +51,7 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path):
     from hermesctx.cli import pipeline
 
     env = get_env()
+    fmt = format_kwargs(params)
     settings = load_settings(config_path, env=env.environ)
     entries = [s.strip() for s in pipeline_text.split(",") if s.strip()] if pipeline_text else settings["pipeline"]
     if not entries:
@@ -52,11 +64,10 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path):
     progress = _Progress(env)
     ok = False
     try:
-        if jobs > 1:
-            results = _parallel(env, input, jsonl, entries, config_path, jobs, pretty)
+        if jobs > 1 and fmt["source"] not in formats.LOG_FORMATS:
+            results = _parallel(env, input, jsonl, entries, config_path, jobs, pretty, fmt)
         else:
-            results = ((doc, *_located(doc, pipeline.run_document, stages, doc.data))
-                       for doc in documents(env, input, jsonl))
+            results = _sequential(env, input, jsonl, stages, fmt)
         for doc, out, reports in results:
             env.stdout.write(out if isinstance(out, bytes) else io.dumps(out, pretty=pretty))
             env.stdout.flush()
@@ -70,6 +81,19 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path):
         sink.close(ok)
 
 
+def _sequential(env, path, jsonl, stages, fmt, stream=None):
+    """``(doc, output, reports)`` for every document, one after the other in this process."""
+    from hermesctx.cli import pipeline
+
+    docs = (documents(env, path, jsonl, **fmt) if stream is None else
+            formats.read_documents(stream, fmt=fmt["source"], jsonl=jsonl, warn=env.warn,
+                                   include_sidechains=fmt["include_sidechains"],
+                                   all_segments=fmt["all_segments"]))
+    for doc in docs:
+        out, reports = _located(doc, pipeline.run_document, stages, doc.data)
+        yield doc, write_back(env, doc, out, fmt["target"]), reports
+
+
 def _located(doc, fn, *args):
     """``fn(*args)``, with an error located at the document (``line 3: messages[7]: ...``)."""
     try:
@@ -78,7 +102,7 @@ def _located(doc, fn, *args):
         raise (err.located(doc.where) if doc is not None and doc.where else err) from None
 
 
-def _worker_factory(entries, config_path, environ, pretty):
+def _worker_factory(entries, config_path, environ, pretty, source="auto", target=None):
     """Runs in each worker: the pipeline built once, then one raw JSON line at a time (parsed,
     run and serialized here, so the parent only moves bytes)."""
     from hermesctx.cli import pipeline
@@ -91,15 +115,19 @@ def _worker_factory(entries, config_path, environ, pretty):
     def run(item):
         line_no, raw = item
         try:
-            out, reports = pipeline.run_document(stages, io.loads(raw))
+            data, info = formats.prepare(io.loads(raw), source)
+            out, reports = pipeline.run_document(stages, data)
+            lost = dict(info["lost"])
+            out = formats.write_back(out, info, target, lost)
         except HermesctxError as err:
             raise err.located(f"line {line_no}") from None
-        return line_no, io.dumps(out, pretty=pretty), reports
+        lines = formats.describe_lost(lost, formats.output_format(info, target))
+        return line_no, io.dumps(out, pretty=pretty), reports, lines
 
     return run
 
 
-def _raw_lines(env, path, jsonl):
+def _raw_lines(env, path, jsonl, log_check=False):
     """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
     input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
     the BOM are handled as io.read_documents handles them."""
@@ -116,12 +144,18 @@ def _raw_lines(env, path, jsonl):
             raise InputError("empty input", hint="expected a JSON document or JSON Lines")
         if line_no == 1 and first.startswith(io._BOM):
             first = first[len(io._BOM):]
-        if jsonl is None:
+        if jsonl is None or log_check:
             try:
-                io.loads(first)
+                value = io.loads(first)
             except HermesctxError:
-                yield None  # not JSON Lines: the whole input is one document
-                yield first + stream.read()
+                if jsonl is None:
+                    yield None  # not JSON Lines: the whole input is one document
+                    yield first + stream.read()
+                    return
+                value = None
+            if log_check and formats.detect_line(value) is not None:
+                yield "log"  # a session log: one transcript, read by the caller from here
+                yield formats._Rest([first], stream)
                 return
         yield line_no, first
         for raw in stream:
@@ -130,26 +164,31 @@ def _raw_lines(env, path, jsonl):
                 yield line_no, raw
 
 
-def _parallel(env, path, jsonl, entries, config_path, jobs, pretty):
+def _parallel(env, path, jsonl, entries, config_path, jobs, pretty, fmt):
     from hermesctx.cli import pipeline
     from hermesctx.parallel import ordered_map
 
-    lines = _raw_lines(env, path, jsonl) if jsonl is not False else None
+    lines = _raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
     first = next(lines) if lines is not None else None
-    if first is None:  # one document, not JSON Lines: nothing to share out
-        doc = io._whole(next(lines) if lines is not None else _read_all(env, path))
+    if first is None or first == "log":  # one document: nothing to share out
         enabled = load_settings(config_path, env=env.environ)["compression.enabled"]
         stages = pipeline.build(entries, env, config_path=config_path, enabled=enabled)
-        yield (doc, *pipeline.run_document(stages, doc.data))
+        if first == "log":
+            yield from _sequential(env, path, jsonl, stages, fmt, stream=next(lines))
+            return
+        raw = next(lines) if lines is not None else _read_all(env, path)
+        yield from _sequential(env, path, jsonl, stages, fmt, stream=_io.BytesIO(raw))
         return
 
     def items():
         yield first
         yield from lines
 
-    factory_args = (entries, config_path, dict(env.environ), pretty)
+    factory_args = (entries, config_path, dict(env.environ), pretty, fmt["source"], fmt["target"])
     results = ordered_map(_worker_factory, factory_args, items(), jobs=jobs)
-    for index, (line_no, raw_out, reports) in enumerate(results):
+    for index, (line_no, raw_out, reports, lost) in enumerate(results):
+        for line in lost:
+            env.warn(f"line {line_no}: {line}")
         yield io.Document(None, index, line_no), raw_out, reports
 
 

@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import click
 
-from hermesctx.cli.options import inplace_options, input_options, output_options, report_options
+from hermesctx.cli.options import (
+    format_kwargs,
+    format_options,
+    inplace_options,
+    input_options,
+    output_options,
+    report_options,
+    target_options,
+)
 from hermesctx.cli.runner import documents, get_env, transform_stream
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
@@ -17,17 +25,20 @@ from hermesctx.stages import sanitize as stage
                    "instead of removing the calls.")
 @click.option("--check", is_flag=True,
               help="Change nothing: list every orphan on stderr, exit 1 if there is any.")
+@format_options
+@target_options
 @output_options
 @inplace_options
 @report_options
-def command(input, jsonl, stub, check, pretty, in_place, backup, report):
+def command(input, jsonl, stub, check, pretty, in_place, backup, report, **params):
     """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
 
     By default (Hermes's compressor repair) a result whose call is missing is removed, and a
     call whose result is missing is removed from its assistant message, which says
     "(tool call removed)" if nothing else is left. With --stub the call stays and a result
     "[Result unavailable — see context summary above]" is inserted right after it.
-    Anthropic tool_use / tool_result blocks are repaired the same way.
+    Anthropic tool_use / tool_result blocks are repaired the same way in a
+    transcript without OpenAI tool messages.
 
     \b
     Examples:
@@ -36,13 +47,14 @@ def command(input, jsonl, stub, check, pretty, in_place, backup, report):
         hermesctx sanitize --check --jsonl < examples/batch.jsonl   # CI: exit 1 on any orphan
     """
     env = get_env()
+    fmt = format_kwargs(params)
     if not check:
         transform_stream(env, input, make({"stub": stub}, env), jsonl=jsonl,
                          pretty=pretty, report=report, describe=stage.describe,
-                         in_place=in_place, backup=backup)
+                         in_place=in_place, backup=backup, formats=fmt)
         return
     problems = transcripts = bad = 0
-    for doc in documents(env, input, jsonl):
+    for doc in documents(env, input, jsonl, **fmt):
         try:
             messages = messages_of(doc.data)
             check_messages(messages)

@@ -4,6 +4,8 @@ import click
 
 from hermesctx.cli.options import (
     config_options,
+    format_kwargs,
+    format_options,
     inplace_options,
     input_options,
     model_kwargs,
@@ -11,6 +13,7 @@ from hermesctx.cli.options import (
     output_options,
     report_options,
     settings_from,
+    target_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -29,6 +32,8 @@ from hermesctx.stages import spill as stage
               help="Characters all results of one turn may take (default 200,000, scaled to the model).")
 @click.option("--restore", is_flag=True, help="Reverse: put spilled results back from their files.")
 @click.option("--dry-run", is_flag=True, help="Report what would be spilled; write no file, output the input.")
+@format_options
+@target_options
 @output_options
 @inplace_options
 @report_options
@@ -50,8 +55,9 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
         hermesctx spill --restore --dir /tmp/spill small.json > restored.json
     """
     env = get_env()
+    fmt = format_kwargs(params)
     transform_stream(env, input, make(params, env), jsonl=jsonl, pretty=pretty, report=report,
-                     describe=stage.describe, in_place=in_place, backup=backup)
+                     describe=stage.describe, in_place=in_place, backup=backup, formats=fmt)
 
 
 def make(params: dict, env):
@@ -76,6 +82,9 @@ def make(params: dict, env):
             default_result_size=default if default is not None else _explicit(settings, "spill.default_threshold"),
             turn_budget=turn_budget if turn_budget is not None else _explicit(settings, "spill.turn_budget"))
         new, rep = stage.spill(doc, budget=budget, writer=writer)
+        for path in rep["replaced"]:
+            env.warn(f"{'would replace' if dry_run else 'replaced'} {path}: another result has the same "
+                     "file name (Hermes replaces it too)")
         if dry_run:
             for path in rep["files"]:
                 env.info(f"would write {path}")
