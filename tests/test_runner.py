@@ -2,8 +2,10 @@
 
 import io as _io
 import json
+import os
 
 import pytest
+from conftest import invoke
 
 from hermesctx.cli.runner import Env, transform_stream
 from hermesctx.errors import FileIOError, InputError, UsageError
@@ -77,3 +79,13 @@ def test_report_dir_missing_is_io_error(tmp_path):
     with pytest.raises(FileIOError):
         transform_stream(make_env(b"[]"), "-", add_marker, jsonl=None, pretty=False,
                          report=str(tmp_path / "nope" / "r.json"))
+
+
+def test_report_dash_is_json_on_stderr_and_nothing_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    doc = b'[{"role": "user", "content": "hi"}]'
+    r = invoke(["prune", "--report", "-"], doc)
+    assert r.status == 0 and r.json == [{"role": "user", "content": "hi"}]
+    report = json.loads(r.stderr)
+    assert report["pruned"] == 0 and report["tokens_before"] == report["tokens_after"]
+    assert os.listdir(tmp_path) == []

@@ -43,7 +43,7 @@ inplace_options = _stack(
 
 report_options = _stack(
     click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
-                 help="Write the JSON report to FILE (JSON Lines for a batch) instead of stderr."),
+                 help="Also write the JSON report to FILE (JSON Lines for a batch); - puts the JSON on stderr instead of the summary line."),
 )
 
 config_options = _stack(

@@ -140,10 +140,12 @@ def write_back(env: Env, doc: io.Document, result: Any, target: str | None) -> A
 
 
 class ReportSink:
-    """Per-document reports: a human line on stderr, and/or JSON in ``--report FILE``.
+    """Per-document reports: a human line on stderr, and JSON in ``--report FILE`` too.
 
     The file holds one JSON value for a single document and JSON Lines for a batch; it is
     written to a temporary file beside the target and renamed into place at the end.
+    ``--report -`` writes the JSON to stderr instead of the human line (stdout carries the
+    transcript).
     """
 
     def __init__(self, env: Env, path: str | None, *, to_stderr: bool = True):
@@ -151,16 +153,21 @@ class ReportSink:
         self.path = path
         self.to_stderr = to_stderr
         self._tmp = None
-        if path:
+        self._json_to_stderr = path == "-"
+        if path and not self._json_to_stderr:
             directory = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(directory):
                 raise FileIOError(f"cannot write report {path}: no such directory")
             self._tmp = open(f"{path}.{os.getpid()}.tmp", "wb")
 
     def add(self, doc: io.Document, report: dict, line: str | None) -> None:
-        if self._tmp is not None:
+        if self._tmp is not None or self._json_to_stderr:
             if doc.line is not None:
                 report = {"line": doc.line, **report}
+            if self._json_to_stderr:
+                self.env.stderr.write(io.dumps(report).decode("utf-8"))
+                self.env.stderr.flush()
+                return
             self._tmp.write(io.dumps(report))
         if line and self.to_stderr:
             self.env.info(f"{doc.where}: {line}" if doc.where else line)
