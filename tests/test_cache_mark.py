@@ -331,3 +331,50 @@ def test_check_against_an_unmarked_previous_body(tmp_path):
     stable = {b["where"]: b["prefix_stable"] for b in report.json["breakpoints"]}
     assert stable == {"system[0]": True, "messages[2].content[0]": True, "messages[3].content[0]": False,
                       "messages[4].content[0]": False}
+
+
+# --- bugs found by the differential fuzzing (tests/oracle/test_oracle_cache_usage.py) ---------
+
+def test_wrapped_openai_messages_with_tool_use_parts_keep_hermes_placement():
+    """An object with a messages array is an Anthropic body only when nothing in it is
+    OpenAI-only: a ``function`` role or an ``image_url`` part keeps Hermes's placement (the
+    last element of any type), not the adapter-style Anthropic one."""
+    tool_use = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
+    doc = {"messages": [{"role": "user", "content": [{"type": "text", "text": "look"}, tool_use]},
+                        {"role": "function", "content": "r"}]}
+    out = invoke(["cache-mark"], doc)
+    assert out.status == 0
+    assert out.json == {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "look"}, {**tool_use, "cache_control": E}]},
+        {"role": "function", "content": txt("r")}]}
+    assert "envelope" in out.stderr
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "r"}
+    image = {"type": "image_url", "image_url": {"url": "data:x"}}
+    doc = {"messages": [{"role": "user", "content": [result, image]}]}
+    assert cache_mark(doc, native=True)[0] == {"messages": [{"role": "user", "content": [result, {**image, "cache_control": E}]}]}
+    # a real Anthropic body without a system prompt is still one
+    body = {"messages": [{"role": "user", "content": [result]}, {"role": "assistant", "content": "ok"}]}
+    assert cache_mark(body)[1]["layout"] == "anthropic"
+
+
+def test_d8_removes_markers_inside_tool_result_contents():
+    """The API counts a marker on a block of a tool_result's content toward the 4: D8 removes it."""
+    inner = [{"type": "text", "text": "print(1)", "cache_control": H}]
+    body = {"system": "S", "messages": [
+        {"role": "user", "content": "u1"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": inner}]},
+        {"role": "assistant", "content": "a"}, {"role": "user", "content": "u2"}]}
+    check = invoke(["cache-mark", "--check"], body).json
+    assert check["breakpoints"] == [{"message": 2, "where": "messages[2].content[0].content[0]"}]
+    out, report = cache_mark(body)
+    assert report["removed"] == 1 and report["markers"] == 4
+    assert out["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "print(1)"}],
+         "cache_control": E}]
+    assert body["messages"][2]["content"][0]["content"] == inner  # input untouched
+    # the same in OpenAI-shaped messages
+    msgs = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": inner}, {"type": "text", "text": "x"}]}]
+    assert cache_mark(msgs)[0] == [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "print(1)"}]},
+        {"type": "text", "text": "x", "cache_control": E}]}]

@@ -76,6 +76,9 @@ def problems(body: dict) -> list[str]:
                 found.append(f"{where}: cache_control on an empty text block")
         if b["type"] == "text" and not isinstance(b.get("text"), str):
             found.append(f"{where}: text block without text")
+        if b["type"] == "tool_result" and isinstance(b.get("content"), list):
+            for k, inner in enumerate(b["content"]):  # these markers count toward the 4 as well
+                check_block(inner, f"{where}.content.{k}")
 
     for t in body.get("tools") or []:
         if "cache_control" in t:
@@ -163,7 +166,8 @@ SESSION = {
             {"type": "text", "text": "Reading.", "cache_control": _marked(2)},
             {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                      "content": [{"type": "text", "text": "print(1)"}], "cache_control": _marked(3)}]},
+                                      "content": [{"type": "text", "text": "print(1)", "cache_control": _marked(6)}],
+                                      "cache_control": _marked(3)}]},
         {"role": "assistant", "content": "It prints 1."},
         {"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
@@ -176,9 +180,14 @@ SESSION = {
 
 
 def test_the_validator_rejects_what_the_api_rejects(client):
-    # the input carries 6 stale markers (one on a tool): the server (like the API) refuses it
-    with pytest.raises(anthropic.BadRequestError, match="maximum of 4"):
+    # the input carries 7 stale markers (one on a tool, one inside a tool_result): the server
+    # (like the API) refuses it
+    with pytest.raises(anthropic.BadRequestError, match="Found 7"):
         client.messages.create(**request_params(SESSION))
+    assert problems({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": " ", "cache_control": {"type": "ephemeral", "ttl": "30m"}}]}]}) == [
+        "messages.0.content.0: bad cache_control {'type': 'ephemeral', 'ttl': '30m'}",
+        "messages.0.content.0: cache_control on an empty text block"]
 
 
 @pytest.mark.parametrize("ttl", ["5m", "1h"])
@@ -198,6 +207,7 @@ def test_marked_session_is_accepted_by_the_sdk_and_the_api_rules(client, ttl):
     assert sent["messages"][-1]["content"] == [{"type": "text", "text": "Thanks.", "cache_control": expected}]
     assert "cache_control" not in sent["messages"][1]["content"][0]
     assert "cache_control" not in sent["tools"][0]
+    assert "cache_control" not in sent["messages"][2]["content"][0]["content"][0]  # the nested stale one
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 12])
@@ -212,3 +222,51 @@ def test_sessions_of_any_length_are_accepted(client, n):
     assert again == marked
     client.messages.create(**request_params(again))
     assert problems(client.server.bodies[-1]) == []
+
+
+def _random_body(rng):
+    """A valid Messages API body: text/image user turns, assistant text/thinking/tool_use turns
+    answered by tool_result turns (string or block content), stale markers anywhere."""
+    def stale(block):
+        return {**block, "cache_control": _marked(0, rng.choice([None, "1h"]))} if rng.random() < 0.3 else block
+
+    messages, n = [], 0
+    for _ in range(rng.randint(1, 6)):
+        user = [stale({"type": "text", "text": rng.choice(["hi", "read a.py please"])})]
+        if rng.random() < 0.2:
+            user.insert(0, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+        messages.append({"role": "user", "content": user if rng.random() < 0.7 else user[-1]["text"]})
+        if rng.random() < 0.6:
+            n += 1
+            blocks = [{"type": "thinking", "thinking": "hm", "signature": "s"}] if rng.random() < 0.3 else []
+            if rng.random() < 0.5:
+                blocks.append(stale({"type": "text", "text": "Reading."}))
+            blocks.append(stale({"type": "tool_use", "id": f"toolu_{n}", "name": "read_file", "input": {"path": "a"}}))
+            messages.append({"role": "assistant", "content": blocks})
+            inner = rng.choice(["x = 1", [stale({"type": "text", "text": "x = 1"})]])
+            messages.append({"role": "user", "content": [stale({"type": "tool_result", "tool_use_id": f"toolu_{n}",
+                                                                "content": inner})]})
+        messages.append({"role": "assistant", "content": rng.choice(["ok", [stale({"type": "text", "text": "ok"})]])})
+    body = {"model": "claude-opus-4-7", "max_tokens": 64, "messages": messages}
+    if rng.random() < 0.7:
+        body["system"] = rng.choice(["Be brief.", [stale({"type": "text", "text": "Be brief."})]])
+    if rng.random() < 0.5:
+        body["tools"] = [stale({"name": "read_file", "input_schema": {"type": "object"}})]
+    return body
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_bodies_with_stale_markers_are_accepted(client, seed):
+    import random
+
+    rng = random.Random(seed)
+    body = _random_body(rng)
+    ttl = rng.choice(["5m", "1h"])
+    result = invoke(["cache-mark", "--ttl", ttl], body)
+    assert result.status == 0, result.stderr
+    client.messages.create(**request_params(result.json))
+    sent = client.server.bodies[-1]
+    assert problems(sent) == []
+    markers = json.dumps(sent).count('"cache_control"')
+    assert 1 <= markers <= 4
+    assert invoke(["cache-mark", "--ttl", ttl], result.json).json == result.json  # idempotent

@@ -273,3 +273,44 @@ def test_provider_also_names_the_billing_route():
     override = invoke(["normalize-usage", "--provider", "anthropic", "--billing-provider", "bedrock",
                        "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"], usage)
     assert override.json["cost"]["pricing_version"] == "bedrock-pricing-2026-04"  # K5
+
+
+# --- bugs found by the differential fuzzing (tests/oracle/test_oracle_cache_usage.py) ---------
+
+@pytest.mark.parametrize("usage, branch, expected", [
+    # Chat usage whose prompt/completion counts are missing: DeepSeek hit only, details only
+    ({"prompt_cache_hit_tokens": 2500}, "openai", (0, 0, 2500, 0, 0, 2500, 2500)),
+    ({"total_tokens": 50, "prompt_tokens_details": {"cached_tokens": 40}}, "openai", (0, 0, 40, 0, 0, 40, 40)),
+    ({"completion_tokens_details": {"reasoning_tokens": 9}, "cache_read_input_tokens": 7}, "openai",
+     (0, 0, 7, 0, 9, 7, 7)),
+    # a proxy's Anthropic-style cache field next to total_tokens is the Chat branch (U13)
+    ({"total_tokens": 9, "cache_creation_input_tokens": 5}, "openai", (0, 0, 0, 5, 0, 5, 5)),
+    # Anthropic's TTL breakdown alone; an empty object (Hermes: zeros, Chat branch)
+    ({"cache_creation": {"ephemeral_5m_input_tokens": 7}}, "anthropic", (0, 0, 0, 0, 0, 0, 0)),
+    ({}, "openai", (0, 0, 0, 0, 0, 0, 0)),
+    ({"total_tokens": 12}, "openai", (0, 0, 0, 0, 0, 0, 0)),
+])
+def test_shapes_with_missing_counts_are_detected(usage, branch, expected):
+    out = normalize_usage(usage)
+    assert out["provider"] == branch
+    assert tuple(out[k] for k in KEYS) == expected
+    result = invoke(["normalize-usage"], usage)
+    assert result.status == 0 and tuple(result.json[k] for k in KEYS) == expected
+
+
+def test_an_empty_object_holds_no_usage_for_skip_no_usage():
+    from hermesctx.stages.normalize_usage import has_usage
+
+    assert not has_usage({})
+    result = invoke(["normalize-usage", "--jsonl", "--skip-no-usage", "--no-cost"], '{}\n{"prompt_tokens": 3}\n')
+    assert [r["input_tokens"] for r in result.lines] == [3]
+
+
+def test_an_empty_billing_provider_means_no_route():
+    # --billing-provider "" is Hermes's provider="" (no route), not the --provider default (K4)
+    usage = {"input_tokens": 25, "output_tokens": 410}
+    result = invoke(["normalize-usage", "--provider", "anthropic", "--billing-provider", "", "--model",
+                     "claude-sonnet-4-5"], usage)
+    assert result.status == 0
+    assert result.json["cost"]["status"] == "unknown" and result.json["cost"]["amount_usd"] is None
+    assert result.json["cost"]["label"] == "n/a"

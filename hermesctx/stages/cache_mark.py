@@ -47,10 +47,28 @@ def minimum_cacheable(model: str | None) -> int | None:
 
 # --- removing markers ---------------------------------------------------------------------
 
+def _marked(part: Any) -> bool:
+    """A content part holding a marker: its own, or one on a block of a ``tool_result``'s
+    content (the API counts those toward the 4 as well)."""
+    if not isinstance(part, dict):
+        return False
+    inner = part.get("content") if part.get("type") == "tool_result" else None
+    return "cache_control" in part or isinstance(inner, list) and any(_marked(b) for b in inner)
+
+
+def _unmark_part(part: Any) -> Any:
+    if not _marked(part):
+        return part
+    out = {k: v for k, v in part.items() if k != "cache_control"}
+    if part.get("type") == "tool_result" and isinstance(part.get("content"), list):
+        out["content"] = _unmark_parts(part["content"])
+    return out
+
+
 def _unmark_parts(content: Any) -> Any:
-    if not isinstance(content, list) or not any(isinstance(p, dict) and "cache_control" in p for p in content):
+    if not isinstance(content, list) or not any(_marked(p) for p in content):
         return content
-    return [{k: v for k, v in p.items() if k != "cache_control"} if isinstance(p, dict) else p for p in content]
+    return [_unmark_part(p) for p in content]
 
 
 def unmark_message(msg: dict) -> dict:
@@ -68,17 +86,26 @@ def _tool_markers(doc: Any) -> int:
     return sum(isinstance(t, dict) and "cache_control" in t for t in tools) if isinstance(tools, list) else 0
 
 
+def _part_markers(content: Any, where: str) -> list[str]:
+    """Where the markers of a content list are (tool_result contents included)."""
+    found = []
+    if isinstance(content, list):
+        for j, part in enumerate(content):
+            if not isinstance(part, dict):
+                continue
+            if "cache_control" in part:
+                found.append(f"{where}[{j}]")
+            if part.get("type") == "tool_result":
+                found += _part_markers(part.get("content"), f"{where}[{j}].content")
+    return found
+
+
 def count_markers(messages: list, system: Any = None) -> int:
     found = 0
     for msg in messages:
         if isinstance(msg, dict):
-            found += "cache_control" in msg
-            content = msg.get("content")
-            if isinstance(content, list):
-                found += sum(isinstance(p, dict) and "cache_control" in p for p in content)
-    if isinstance(system, list):
-        found += sum(isinstance(p, dict) and "cache_control" in p for p in system)
-    return found
+            found += ("cache_control" in msg) + len(_part_markers(msg.get("content"), ""))
+    return found + len(_part_markers(system, ""))
 
 
 # --- OpenAI-shaped messages (Hermes apply_anthropic_cache_control) -------------------------
@@ -197,6 +224,29 @@ def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3)
 
 # --- the stage ----------------------------------------------------------------------------
 
+def _is_anthropic_body(doc: Any, messages: list) -> bool:
+    """An object with a top-level ``system``, or with Anthropic-only blocks and nothing an
+    Anthropic body cannot hold (roles other than user/assistant, empty or odd contents,
+    ``image_url`` or non-object parts, a block in the wrong role's message). A bare array is
+    always OpenAI-shaped messages."""
+    if not isinstance(doc, dict):
+        return False
+    if "system" in doc:
+        return True
+    wrong = {"user": ("tool_use", "thinking", "redacted_thinking", "image_url"),
+             "assistant": ("tool_result", "image_url")}
+
+    def fits(msg: dict) -> bool:
+        content, role = msg.get("content"), msg.get("role")
+        if role not in wrong:
+            return False
+        if isinstance(content, list):
+            return all(isinstance(p, dict) and p.get("type") not in wrong[role] for p in content)
+        return isinstance(content, str)
+
+    return detect_format(messages) == ANTHROPIC and all(fits(m) for m in messages)
+
+
 def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str = SYSTEM_AND_3,
                model: str | None = None) -> tuple[Any, dict]:
     """The ``cache-mark`` stage: ``(new_doc, report)``."""
@@ -205,7 +255,7 @@ def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str
     messages = messages_of(doc)
     check_messages(messages)
     removed = count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
-    if isinstance(doc, dict) and ("system" in doc or detect_format(messages) == ANTHROPIC):
+    if _is_anthropic_body(doc, messages):
         removed += _tool_markers(doc)
         out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy)
         layout = "anthropic"
@@ -264,16 +314,12 @@ def find_breakpoints(doc: Any) -> list[dict]:
         found += [{"message": "tools", "where": f"tools[{j}]"} for j, t in enumerate(tools)
                   if isinstance(t, dict) and "cache_control" in t]
     system = doc.get("system") if isinstance(doc, dict) else None
-    if isinstance(system, list):
-        found += [{"message": "system", "where": f"system[{j}]"} for j, b in enumerate(system)
-                  if isinstance(b, dict) and "cache_control" in b]
+    found += [{"message": "system", "where": where} for where in _part_markers(system, "system")]
     for i, msg in enumerate(messages_of(doc)):
         if not isinstance(msg, dict):
             continue
-        content = msg.get("content")
-        if isinstance(content, list):
-            found += [{"message": i, "where": f"messages[{i}].content[{j}]"} for j, b in enumerate(content)
-                      if isinstance(b, dict) and "cache_control" in b]
+        found += [{"message": i, "where": where}
+                  for where in _part_markers(msg.get("content"), f"messages[{i}].content")]
         if "cache_control" in msg:
             found.append({"message": i, "where": f"messages[{i}]"})
     return found

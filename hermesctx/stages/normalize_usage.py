@@ -57,7 +57,7 @@ def usage_of(obj: Any) -> dict:
 def has_usage(obj: Any) -> bool:
     """Whether ``obj`` holds a usage object (streaming events other than the final ones do not:
     Chat chunks carry ``"usage": null``, Anthropic deltas and pings none at all)."""
-    if not isinstance(obj, dict):
+    if not isinstance(obj, dict) or not obj:
         return False
     if _envelope(obj) is not obj or isinstance(obj.get("usage"), dict):
         return True
@@ -94,21 +94,34 @@ def _provider_from_envelope(obj: Any) -> str | None:
     return None
 
 
+# Keys only one family's usage carries (Hermes's Chat branch also reads the top-level
+# cache_read/cache_creation_input_tokens that proxies send next to prompt_tokens).
+_CHAT_ONLY = ("prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details",
+              "prompt_cache_hit_tokens", "prompt_cache_miss_tokens")
+_RESPONSES_ONLY = ("input_tokens_details", "output_tokens_details")
+_ANTHROPIC_ONLY = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation", "server_tool_use")
+
+
 def detect_provider(usage: dict, envelope: Any = None) -> str:
-    """Which branch the usage object's keys (or the response around it) belong to."""
-    if "prompt_tokens" in usage or "completion_tokens" in usage:
+    """Which branch the usage object's keys (or the response around it) belong to. An empty
+    object is Hermes's default (Chat) branch: every branch reads it as zeros."""
+    if any(k in usage for k in _CHAT_ONLY):
         return OPENAI
-    if "input_tokens_details" in usage or "output_tokens_details" in usage:
+    if any(k in usage for k in _RESPONSES_ONLY):
         return CODEX
     hint = _provider_from_envelope(envelope)
     if hint:
         return hint
-    if "input_tokens" in usage and "total_tokens" in usage:
-        return CODEX  # Responses usage always has total_tokens; Anthropic's never does
-    if {"input_tokens", "output_tokens", "cache_read_input_tokens",
-            "cache_creation_input_tokens"} & usage.keys():
-        return ANTHROPIC
-    seen = ", ".join(list(usage)[:10]) or "none"
+    # Anthropic usage never has total_tokens; Chat and Responses usage always do
+    has_io = "input_tokens" in usage or "output_tokens" in usage
+    has_total = "total_tokens" in usage
+    if any(k in usage for k in _ANTHROPIC_ONLY):
+        return OPENAI if has_total and not has_io else ANTHROPIC  # Chat via a proxy (U13)
+    if has_io:
+        return CODEX if has_total else ANTHROPIC
+    if not usage or has_total:
+        return OPENAI  # nothing to read: zeros in every branch
+    seen = ", ".join(list(usage)[:10])
     raise InputError(f"unknown usage shape (keys seen: {seen})",
                      hint="pass --provider anthropic|openai|codex")
 

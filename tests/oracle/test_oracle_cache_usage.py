@@ -1,5 +1,6 @@
 """Differential: cache-mark placement, normalize-usage and cost vs Hermes 0.19.0 (`make oracle`)."""
 
+import copy
 import random
 
 import pytest
@@ -263,3 +264,281 @@ for u, p, m in data:
         assert [out["input_tokens"], out["output_tokens"], out["cache_read_tokens"], out["cache_write_tokens"],
                 out["reasoning_tokens"], cost["amount_usd"], cost["status"], cost["source"], cost["label"],
                 cost["pricing_version"], cost["notes"]] == expected, (usage, provider, model)
+
+
+# --- adversarial generators (seeded, bounded) ------------------------------------------------
+
+def _adv_part(rng):
+    return rng.choice([
+        lambda: {"type": "text", "text": rng.choice(["a", "", "hello"])},
+        lambda: {"type": "image_url", "image_url": {"url": "data:x"}},
+        lambda: {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        lambda: {"type": "tool_result", "tool_use_id": "t1", "content": rng.choice(["r", [{"type": "text", "text": "r"}]])},
+        lambda: {"type": "input_text", "text": "x"},
+        lambda: {},
+        lambda: rng.choice(["plain", 7, None, []]),
+    ])()
+
+
+def _adv_content(rng):
+    roll = rng.random()
+    if roll < 0.25:
+        return rng.choice(["x", "hello world", " "])
+    if roll < 0.35:
+        return ""
+    if roll < 0.45:
+        return None
+    if roll < 0.5:
+        return []
+    if roll < 0.55:
+        return rng.choice([{"_multimodal": True}, 5, True, 0, 1.5])
+    return [_adv_part(rng) for _ in range(rng.randint(1, 4))]
+
+
+def _adv_transcript(rng):
+    """0..8 messages: every role (and none), every content kind, tool turns with empty
+    content, system at [0] or not, two system messages."""
+    msgs = []
+    for i in range(rng.randint(0, 8)):
+        role = rng.choice(["system", "user", "user", "assistant", "assistant", "tool", "developer", "function", None])
+        msg = {} if role is None else {"role": role}
+        if rng.random() < 0.92:
+            msg["content"] = _adv_content(rng)
+        if role == "assistant" and rng.random() < 0.4:
+            msg["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+            if rng.random() < 0.5:
+                msg["content"] = rng.choice(["", None])
+        if role == "tool":
+            msg["tool_call_id"] = f"call_{i}"
+        msgs.append(msg)
+    roll = rng.random()
+    if msgs and roll < 0.4:
+        msgs[0] = {"role": "system", "content": rng.choice(["S", "", None, [{"type": "text", "text": "S"}], []])}
+    elif len(msgs) > 2 and roll < 0.5:
+        msgs[:2] = [{"role": "system", "content": "S1"}, {"role": "system", "content": "S2"}]
+    return msgs
+
+
+def _adv_sprinkle(rng, msgs):
+    """The same messages with stale markers on messages and on content parts (D8)."""
+    out = copy.deepcopy(msgs)
+    for msg in out:
+        if rng.random() < 0.25:
+            msg["cache_control"] = rng.choice([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}, None])
+        for part in msg.get("content") if isinstance(msg.get("content"), list) else ():
+            if isinstance(part, dict) and rng.random() < 0.3:
+                part["cache_control"] = rng.choice([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}])
+    return out
+
+
+def _hermes_marks(cases):
+    return hermes("""
+from agent.prompt_caching import apply_anthropic_cache_control
+result = [apply_anthropic_cache_control(m, cache_ttl=t, native_anthropic=n) for m, t, n in data]
+""", cases)
+
+
+def test_cache_mark_adversarial_stage_and_cli_match_hermes_on_the_unmarked_input():
+    """3,000 adversarial transcripts (stage functions, bare and wrapped) and 300 through the
+    CLI: our output on the input with stale markers == Hermes's on the same input without them."""
+    from conftest import invoke
+
+    from hermesctx.stages.cache_mark import cache_mark
+
+    rng = random.Random(41)
+    clean = [[_adv_transcript(rng), rng.choice(["5m", "1h"]), rng.random() < 0.5] for _ in range(3000)]
+    theirs = _hermes_marks(clean)
+    bodies = 0
+    for i, ((msgs, ttl, native), expected) in enumerate(zip(clean, theirs)):
+        dirty = _adv_sprinkle(rng, msgs) if i % 2 else msgs
+        before = copy.deepcopy(dirty)
+        assert mark_messages(dirty, ttl=ttl, native=native)[0] == expected, (dirty, ttl, native)
+        assert cache_mark(dirty, ttl=ttl, native=native)[0] == expected
+        # an object whose messages form a valid Anthropic body (user/assistant only, Anthropic
+        # blocks in the right roles) is marked as one (A.9); everything else as Hermes does
+        wrapped, report = cache_mark({"messages": dirty}, ttl=ttl, native=native)
+        if report["layout"] == "anthropic":
+            bodies += 1
+            assert all(m.get("role") in ("user", "assistant") for m in dirty)
+        else:
+            assert wrapped == {"messages": expected}, (dirty, ttl, native)
+        assert dirty == before
+        if i < 300:
+            flags = ["cache-mark", "--ttl", ttl] + (["--native-anthropic"] if native else [])
+            bare = invoke(flags, dirty)
+            assert bare.status == 0 and bare.json == expected, bare.stderr
+            if report["layout"] != "anthropic":
+                wrapped = invoke(flags, {"model": "m", "messages": dirty})
+                assert wrapped.status == 0 and wrapped.json == {"model": "m", "messages": expected}
+    assert bodies < 30
+
+
+_SHAPES = {  # top-level keys, nested objects and their keys, per usage family
+    "anthropic": (["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"],
+                  {"cache_creation": ["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"]}),
+    "openai": (["prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",
+                "prompt_cache_miss_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"],
+               {"prompt_tokens_details": ["cached_tokens", "cache_write_tokens", "audio_tokens"],
+                "completion_tokens_details": ["reasoning_tokens", "audio_tokens"]}),
+    "codex": (["input_tokens", "output_tokens", "total_tokens"],
+              {"input_tokens_details": ["cached_tokens", "cache_creation_tokens"],
+               "output_tokens_details": ["reasoning_tokens"]}),
+}
+_ODD = [None, 0, 1, 7, 4096, -1, -20, 3.7, -3.7, 0.0, 1e20, 10 ** 25, True, False, "120", "20.5", " 12 ", "",
+        "abc", [], {}, [1]]
+_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+         "prompt_tokens", "total_tokens"]
+_NS = """
+from types import SimpleNamespace
+from agent.usage_pricing import normalize_usage, estimate_usage_cost
+def ns(v):
+    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
+MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+def nums(c):
+    return [c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
+            c.prompt_tokens, c.total_tokens]
+def cost(r):
+    return [None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label, r.pricing_version,
+            list(r.notes)]
+"""
+
+
+def _shape_usage(rng, shape):
+    """One family's usage with keys missing, null, zero, negative, float, huge or junk, and
+    nested details missing, null, empty or partial (no keys of another family)."""
+    top, nested = _SHAPES[shape]
+    odd = lambda: rng.randint(0, 200000) if rng.random() < 0.5 else rng.choice(_ODD)  # noqa: E731
+    keep = 0.85 if rng.random() < 0.7 else 0.4
+    usage = {k: odd() for k in top if rng.random() < keep}
+    for key, subs in nested.items():
+        roll = rng.random()
+        if roll < 0.3:
+            continue
+        usage[key] = rng.choice([None, {}, 0, [], "x"]) if roll < 0.4 else {k: odd() for k in subs if rng.random() < 0.8}
+    return usage
+
+
+def _ambiguous(usage, shape):
+    """Usage with no key of its own family reads like another family's: a Responses usage
+    stripped of total_tokens and both details is Anthropic-shaped, a Chat usage holding only a
+    proxy's cache_*_input_tokens too (they differ only when a negative count is clamped)."""
+    shared = {"codex": {"input_tokens", "output_tokens"},
+              "openai": {"cache_read_input_tokens", "cache_creation_input_tokens"}}.get(shape)
+    return shared is not None and bool(usage) and not usage.keys() - shared
+
+
+def test_normalize_usage_adversarial_shapes_forced_and_detected_match_hermes():
+    """4,500 usages of the three families: forced branch and auto-detected (D9), stage and CLI."""
+    from conftest import invoke
+
+    rng = random.Random(43)
+    cases = [[_shape_usage(rng, shape), shape] for _ in range(1500) for shape in _SHAPES]
+    theirs = hermes(_NS + """
+result = [nums(normalize_usage(ns(u), api_mode=MODES[p])) for u, p in data]
+""", cases)
+    for i, ((usage, shape), expected) in enumerate(zip(cases, theirs)):
+        assert [normalize_usage(usage, provider=shape)[k] for k in _KEYS] == expected, (usage, shape)
+        if not _ambiguous(usage, shape):
+            assert [normalize_usage(usage)[k] for k in _KEYS] == expected, (usage, shape)
+        if i < 300:
+            forced = invoke(["--quiet", "normalize-usage", "--provider", shape], usage)
+            assert forced.status == 0 and [forced.json[k] for k in _KEYS] == expected, (usage, forced.stderr)
+            if not _ambiguous(usage, shape):
+                detected = invoke(["--quiet", "normalize-usage"], usage)
+                assert detected.status == 0 and [detected.json[k] for k in _KEYS] == expected, (usage, detected.stderr)
+
+
+def _spellings(provider, model):
+    """How a price-table row is reached (or missed) through Hermes's routes."""
+    out = [(model, provider), (model.upper(), provider), (f" {model} ", provider.upper() + " "), (model, None),
+           (model, "together"), (model, "openrouter"), (model, "openai-codex")]
+    dotted = model.replace("4-5", "4.5").replace("4-6", "4.6").replace("4-7", "4.7").replace("4-8", "4.8")
+    out += {
+        "anthropic": [(f"anthropic/{model}", None), (f"anthropic/{dotted}", None), (dotted, "anthropic"),
+                      (f"Anthropic/{model}", None), (f"x/{model}", "anthropic"), (model, "bedrock")],
+        "openai": [(f"openai/{model}", None), (model, "openai-api"), (f"openai/{model}", "openai")],
+        "google": [(f"google/{model}", None), (model, "vertex"), (model, "gemini")],
+        "bedrock": [(f"us.{model}-20250929-v1:0", "bedrock"), (f"global.{model}:0", "bedrock"),
+                    (f"apac.{dotted}", "bedrock"), (f"eu.{model}-v2", "bedrock")],
+        "fireworks": [(f"accounts/fireworks/models/{model}", "fireworks"), (f"accounts/fireworks/routers/{model}", None)],
+        "deepseek": [(f"deepseek/{model}", "deepseek"), (model, "DeepSeek")],
+        "minimax": [(f"MiniMax/{model}", "minimax"), (model, "minimax-cn")],
+        "minimax-cn": [(model, "minimax")],
+    }.get(provider, [])
+    return out
+
+
+_BASES = [None, "https://api.fireworks.ai/inference/v1", "http://localhost:8000/v1", "https://openrouter.ai/api/v1",
+          "https://us-central1-aiplatform.googleapis.com/v1", "http://LOCALHOST:1", "api.fireworks.ai",
+          "https://inference-api.nousresearch.com/v1"]
+_COUNTS = [0, 1, 25, 904, 5000, 15000, 25000, 1000000, -1000, 10 ** 12, 10 ** 20, 123457, 7]
+
+
+def test_cost_every_price_row_many_routes_and_unknown_models_match_hermes():
+    """Every key of Hermes's price table, reached through many spellings and routes, plus
+    unknown models and base URLs: amount (exact Decimal string), status, source, label,
+    version, notes. An unknown price is never 0."""
+    rng = random.Random(47)
+    keys = hermes("from agent.usage_pricing import _OFFICIAL_DOCS_PRICING as T\nresult = list(T)", None)
+    counts = lambda: [rng.choice(_COUNTS) if rng.random() < 0.6 else rng.randint(0, 3000000) for _ in range(4)]  # noqa: E731
+    cases = []
+    for provider, model in keys:
+        for name, route in _spellings(provider, model):
+            for _ in range(2):
+                usage = counts()
+                if rng.random() < 0.4:
+                    usage[2:] = [0, 0]
+                cases.append([name, route, None, usage])
+    names = ["my-model", "claude-sonnet-4-5-20250929", "gpt-5", "", "gpt-4o-2024-08-06", "qwen/qwen3", "a/b/c"]
+    for _ in range(600):
+        cases.append([rng.choice(names + [m for _, m in keys]),
+                      rng.choice([None, "together", "custom", "local", "nous", "openrouter", "anthropic", "openai",
+                                  "bedrock", "fireworks", "", "  "]), rng.choice(_BASES), counts()])
+    theirs = hermes(_NS + """
+from agent.usage_pricing import CanonicalUsage
+result = [cost(estimate_usage_cost(m, CanonicalUsage(*u), provider=p, base_url=b)) for m, p, b, u in data]
+""", cases)
+    priced = set()
+    for (model, provider, base, (a, b, c, d)), expected in zip(cases, theirs):
+        usage = {"input_tokens": a, "output_tokens": b, "cache_read_tokens": c, "cache_write_tokens": d}
+        r = estimate_cost(usage, model, provider=provider, base_url=base)
+        assert [r["amount_usd"], r["status"], r["source"], r["label"], r["pricing_version"], r["notes"]] == expected, \
+            (model, provider, base, usage)
+        if r["status"] == "unknown":
+            assert r["amount_usd"] is None and r["label"] == "n/a"
+        elif r["source"] == "official_docs_snapshot":
+            priced.add((r["route"], r["model"].strip().lower()))
+    # every row of the table was priced at least once (through its own key or a normalized name)
+    from hermesctx.pricing import billing_route, lookup
+
+    rows = {id(lookup(billing_route(m, p))) for p, m in keys}
+    assert {id(lookup(billing_route(m, p))) for p, m in priced} == rows
+
+
+def test_cli_usage_and_cost_adversarial_match_hermes():
+    """`normalize-usage --provider S --model M --billing-provider P [--base-url B]` on adversarial
+    usages == normalize_usage then estimate_usage_cost(M, provider=P, base_url=B), for every
+    price row."""
+    from conftest import invoke
+
+    rng = random.Random(53)
+    keys = hermes("from agent.usage_pricing import _OFFICIAL_DOCS_PRICING as T\nresult = list(T)", None)
+    cases = []
+    for i in range(300):
+        shape = rng.choice(list(_SHAPES))
+        provider, model = keys[i % len(keys)] if rng.random() < 0.85 else (rng.choice(["together", "anthropic"]), "nope-1")
+        cases.append([_shape_usage(rng, shape), shape, model, rng.choice([provider, provider, "", "openai-codex", "bedrock"]),
+                      rng.choice([None, None, None, "http://localhost:1/v1", "https://api.fireworks.ai/inference/v1"])])
+    theirs = hermes(_NS + """
+result = []
+for u, s, m, p, b in data:
+    c = normalize_usage(ns(u), api_mode=MODES[s])
+    result.append(nums(c) + cost(estimate_usage_cost(m, c, provider=p, base_url=b)))
+""", cases)
+    for (usage, shape, model, provider, base), expected in zip(cases, theirs):
+        args = ["--quiet", "normalize-usage", "--provider", shape, "--model", model, "--billing-provider", provider]
+        result = invoke(args + (["--base-url", base] if base else []), usage)
+        assert result.status == 0, result.stderr
+        out, c = result.json, result.json["cost"]
+        assert [out[k] for k in _KEYS] + [c["amount_usd"], c["status"], c["source"], c["label"], c["pricing_version"],
+                                          c["notes"]] == expected, (usage, args, base)
