@@ -39,6 +39,7 @@ _ENV_NAMES = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)"
 _ENV_ASSIGN = re.compile(rf"([A-Z0-9_]{{0,50}}{_ENV_NAMES}[A-Z0-9_]{{0,50}})\s*=\s*(['\"]?)(\S+)\2")
 _CFG_NAMES = r"(?:api[ _.\-]?key|token|secret|passwd|password|credential|auth)"
 _CFG_VALUE = r"(['\"]?)([^\s&]+?)\2(?=[\s&]|$)"
+_CFG_WORD = re.compile(_CFG_NAMES, re.IGNORECASE)  # every config-key match holds one: a linear pre-check
 _CFG_DOTTED = re.compile(
     rf"((?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*"
     rf"|[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*\.[A-Za-z0-9_.\-]+)={_CFG_VALUE}", re.IGNORECASE)
@@ -120,7 +121,8 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
         text = _PREFIX.sub(lambda m: mask(m.group(1)), text)
     if "=" in text:
         text = _ENV_ASSIGN.sub(_keep_lookups(_assignment), text)
-        if "://" not in text:
+        if "://" not in text and _CFG_WORD.search(text):
+            # (the pre-check spares the quadratic key scan on long word runs without a key name)
             text = _CFG_DOTTED.sub(_keep_lookups(_assignment), text)
             text = _CFG_LINE.sub(_keep_lookups(_assignment), text)
     if ":" in text and '"' in text:

@@ -227,3 +227,31 @@ def test_cli_if_needed_leaves_small_transcripts():
     doc = load_example("coding-session.json")
     r = invoke(["compress", "--if-needed", "--model", "claude-sonnet-4-5"], json.dumps(doc).encode())
     assert r.status == 0 and r.json == doc and "under the threshold" in r.stderr
+
+
+# --- the failure reason Hermes records (oracle mismatch: it was neither stripped nor cut) ----
+
+def test_failure_reason_is_stripped_and_cut_to_220_characters():
+    from hermesctx.stages.compress import failure_reason
+
+    assert failure_reason(RuntimeError("  padded error  ")) == "padded error"
+    assert failure_reason(RuntimeError("")) == "RuntimeError"
+    long = "bad " * 70
+    assert failure_reason(long) == ("bad " * 55)[:217].rstrip() + "..."
+    assert len(failure_reason("y" * 500)) == 220
+    assert failure_reason("z" * 220) == "z" * 220
+
+
+def test_fallback_summary_and_report_carry_the_cut_reason():
+    from adversarial_helpers import FixedSummarizer
+
+    error = "HTTP 400: context_length_exceeded " + "z" * 250 + " sk-abcdefghijklmnopqrstuvwx"
+    msgs = [S()] + [m for i in range(60) for m in (U(f"ask {i} " + "u" * 150), A(f"reply {i} " + "a" * 150))]
+    out, report = compress_messages(msgs, summarizer=FixedSummarizer(fail=error), tail_token_budget=300)
+    assert report["summarizer"] == "static-fallback"
+    cut = error[:217] + "..."
+    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    assert f"Summary failure reason: {cut}." in summary
+    assert "sk-abc" not in summary  # the secret was beyond the cut
+    assert report["note"].endswith(" Reason: " + cut)
+    assert report["summarizer_errors"] == [{"summarizer": "fixed", "kind": "other", "error": cut}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from fakeserver import FakeServer, auth_error, context_length, hang, ok, rate_li
 
 from hermesctx.summarizers import SummarizerError, SummaryRequest, make_summarizer
 from hermesctx.summarizers.providers import AnthropicSummarizer, OpenAISummarizer, classify
+from hermesctx.summary_text import END_MARKER, SUMMARY_PREFIX
 
 PROMPT = "Summarize these turns.\n---\n[Turn 4 - GPT]:\nread config.yaml\n---\nFOCUS: ports"
 REQUEST = SummaryRequest(prompt=PROMPT, budget_tokens=750)
@@ -264,3 +266,90 @@ def test_529_overloaded_is_retried(server, name):
     server.script(status(529), ok("ok after overload"))
     assert build(name, server, sleep=sleeps.append).summarize(REQUEST) == "ok after overload"
     assert len(sleeps) == 1
+
+
+# --- end to end: `hermesctx compress` -> the real SDK -> the local server -------------------
+
+KEY = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+TRANSCRIPT = [
+    {"role": "system", "content": "You are Hermes."},
+    {"role": "user", "content": "Fix the login bug"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "read_file", "arguments": "{\"path\": \"auth.py\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "def login(): pass"},
+    {"role": "assistant", "content": f"<think>hmm</think>The key is OPENAI_API_KEY={KEY}\n" + "detail " * 400},
+    {"role": "user", "content": "ok"}, {"role": "assistant", "content": "done"},
+    {"role": "user", "content": "and the tests?"}, {"role": "assistant", "content": "they pass"},
+]
+# what the summarizer must read (spec 30.3.2): the middle (messages 2-4), reasoning stripped,
+# the key redacted, the tool call listed under its assistant, the result labelled by its id
+MIDDLE = ("TURNS TO SUMMARIZE:\n[ASSISTANT]: \n[Tool calls:\n  read_file({\"path\": \"auth.py\"})\n]\n\n"
+          "[TOOL RESULT c1]: def login(): pass\n\n[ASSISTANT]: The key is OPENAI_API_KEY=***\n" + "detail " * 400
+          + "\n\nUse exactly this structure:\n\n## Historical Task Snapshot\n")
+HEADINGS = ["## Historical Task Snapshot", "## Goal", "## Constraints & Preferences", "## Completed Actions",
+            "## Active State", "## Historical In-Progress State", "## Blocked", "## Key Decisions",
+            "## Resolved Questions", "## Historical Pending User Asks", "## Relevant Files",
+            "## Historical Remaining Work", "## Critical Context"]
+
+
+def _compress_cli(name, server, *extra, environ=None):
+    from conftest import invoke
+
+    url = server.url if name == "anthropic" else server.url + "/v1"
+    return invoke(["compress", "--summarizer", name, "--base-url", url, "--api-key", "k", "--protect-first-n", "1",
+                   "--tail-tokens", "30", *extra], TRANSCRIPT, environ=environ)
+
+
+def _assert_compress_prompt(prompt):
+    assert MIDDLE in prompt
+    assert KEY not in prompt and "<think>" not in prompt
+    positions = [prompt.index("\n" + h + "\n") for h in HEADINGS]
+    assert positions == sorted(positions)
+    assert "Target ~2000 tokens." in prompt
+    assert prompt.endswith('FOCUS TOPIC: "Recent user focus:\n- Fix the login bug\n- ok\n- and the tests?"\n'
+                           'Give everything related to "Recent user focus:\n- Fix the login bug\n- ok\n- and the '
+                           'tests?" full detail and spend roughly 60-70% of the token budget on it. Summarize '
+                           "unrelated material tersely, in one line, or leave it out. Credentials are never kept, "
+                           "focus or not.")
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_cli_compress_500_then_success_sends_the_whole_prompt_each_time(server, name):
+    server.script(status(500), ok("## Goal\nFix login."))
+    r = _compress_cli(name, server)
+    assert r.status == 0, r.stderr
+    assert len(server.requests) == 2
+    first, second = server.requests
+    assert first.body == second.body  # the retry resends the same request
+    assert len(first.body["messages"]) == 1 and first.body["messages"][0]["role"] == "user"
+    _assert_compress_prompt(first.prompt)
+    assert "max_tokens" not in first.body if name == "openai" else first.body["max_tokens"] == 4000
+    summary = next(m for m in r.json if m.get("_compressed_summary"))
+    # no user turn in the middle: no task snapshot is grafted on (spec 30.4.6)
+    assert summary["content"] == SUMMARY_PREFIX + "\n## Goal\nFix login.\n\n" + END_MARKER
+    assert [m["role"] for m in r.json] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
+    assert f"({name})" in r.stderr and "Compressed: 9 → 7 messages" in r.stderr
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_cli_compress_timeout_falls_back_to_extractive(server, name):
+    server.script(*[hang(5)] * 3)
+    start = time.monotonic()
+    r = _compress_cli(name, server, "--timeout", "0.3", environ={"HERMESCTX_SUMMARIZER_RETRIES": "1"})
+    assert time.monotonic() - start < 8  # 2 attempts x 0.3 s + one backoff, not 5 s per hang
+    assert r.status == 0, r.stderr
+    assert len(server.requests) == 2 and server.requests[0].body == server.requests[1].body
+    _assert_compress_prompt(server.requests[0].prompt)
+    assert "(extractive)" in r.stderr
+    assert any(m.get("_compressed_summary") for m in r.json)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_cli_compress_context_length_is_not_retried_and_falls_back(server, name):
+    server.script(context_length(), ok("never used"))
+    r = _compress_cli(name, server)
+    assert r.status == 0, r.stderr
+    assert len(server.requests) == 1
+    _assert_compress_prompt(server.requests[0].prompt)
+    assert "(extractive)" in r.stderr
+    assert "never used" not in json.dumps(r.json)

@@ -58,6 +58,7 @@ SUMMARY_RATIO = 0.20
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"
 FALLBACK_MAX_CHARS = 8000
 FALLBACK_TURN_MAX_CHARS = 700
+REASON_MAX_CHARS = 220
 LOW_SAVINGS_PCT = 10.0
 _PATH_MENTION = re.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
 _GH_TOKEN = re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
@@ -224,6 +225,13 @@ def _bullets(items: list, limit: int = 8) -> str:
             if len(unique) >= limit:
                 break
     return "\n".join(f"- {item}" for item in unique) if unique else "None."
+
+
+def failure_reason(err: Any) -> str:
+    """The failure reason Hermes records: the error text, stripped (the class name when it is
+    empty), cut to 220 characters. Redacted where it is written, not here."""
+    text = str(err).strip() or type(err).__name__
+    return text[:REASON_MAX_CHARS - 3].rstrip() + "..." if len(text) > REASON_MAX_CHARS else text
 
 
 def static_fallback_summary(turns: list, *, reason: str | None = None, had_previous: bool = False) -> str:
@@ -516,7 +524,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
-    summary, used, errors = None, None, []
+    summary, used, errors, reasons = None, None, [], []
     for candidate in (summarizer, fallback_summarizer):
         if candidate is None or (used is not None):
             continue
@@ -527,13 +535,14 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
             summary = with_summary_prefix(ground_snapshot(text, turns))
             used = candidate.name
         except SummarizerError as err:
-            errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(str(err), force=True)})
+            reasons.append(failure_reason(err))
+            errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(reasons[-1], force=True)})
         except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
-            errors.append({"summarizer": candidate.name, "kind": "internal",
-                           "error": redact(f"{type(err).__name__}: {err}", force=True)})
+            reasons.append(failure_reason(f"{type(err).__name__}: {err}"))
+            errors.append({"summarizer": candidate.name, "kind": "internal", "error": redact(reasons[-1], force=True)})
     fallback = summary is None
+    reason = reasons[-1] if reasons else None
     if fallback:
-        reason = errors[-1]["error"] if errors else None
         summary = static_fallback_summary(turns, reason=reason, had_previous=bool(previous))
         used = "static-fallback"
 
@@ -558,8 +567,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     if savings < LOW_SAVINGS_PCT:
         report["warning"] = f"compression saved only {savings:.1f}% of the request"
     report.update(feedback(messages, out, before_tokens, after_tokens, fallback=fallback,
-                           dropped=end - start if fallback else None,
-                           reason=errors[-1]["error"] if fallback and errors else None))
+                           dropped=end - start if fallback else None, reason=reason if fallback else None))
     return out, report
 
 
