@@ -119,7 +119,7 @@ _CODEX_AUTORAISE_FAMILIES = ("gpt-5.4", "gpt-5.5", "gpt-5.6")
 def model_threshold_override(model: str | None, provider: str | None,
                              codex_autoraise: bool = True) -> tuple[float, bool] | None:
     """Hermes 0.19.0's per-model thresholds: ``(threshold, is_codex_rule)`` or None."""
-    bare = (model or "").lower().rsplit("/", 1)[-1]
+    bare = (model or "").strip().lower().rsplit("/", 1)[-1]
     provider = (provider or "").strip().lower()
     if bare == "trinity-large-thinking":
         return 0.75, False

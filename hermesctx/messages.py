@@ -97,12 +97,19 @@ def detect_format(doc: Any) -> str:
             content = msg.get("content")
             if isinstance(content, list):
                 for block in content:
-                    if isinstance(block, dict) and block.get("type") in _ANTHROPIC_ONLY_BLOCKS:
+                    if part_type(block) in _ANTHROPIC_ONLY_BLOCKS:
                         return ANTHROPIC
     return OPENAI
 
 
 # --- content -------------------------------------------------------------------------------
+
+def part_type(part: Any) -> str | None:
+    """The ``type`` of a content part, when the part is an object and its type a string (so it
+    can be looked up in a set: a list or object ``type`` is no known type)."""
+    kind = part.get("type") if isinstance(part, dict) else None
+    return kind if isinstance(kind, str) else None
+
 
 def content_text(content: Any) -> str:
     """The human-readable text of a content value in either format.
@@ -130,7 +137,7 @@ def content_text(content: Any) -> str:
 
 
 def _part_text(part: dict) -> str:
-    kind = part.get("type")
+    kind = part_type(part)
     if kind in IMAGE_PART_TYPES:
         return ""
     if kind == "tool_result":
@@ -149,7 +156,7 @@ def count_images(content: Any) -> int:
     """Image parts in a content list (``image``, ``image_url``, ``input_image``)."""
     if not isinstance(content, list):
         return 0
-    return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+    return sum(1 for p in content if part_type(p) in IMAGE_PART_TYPES)
 
 
 # --- tool calls and results ----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Model metadata: context windows, resolved offline the way Hermes 0.19.0 resolves them
 when no network is reachable (spec 10 §2): an explicit length, then (provider
 ``openai-codex``) the Codex table, then the longest table key that is a substring of the
-lower-cased name, then 256,000.
+lower-cased name, then 256,000. Provider ``bedrock`` has its own table (default 128,000).
+Provider names are compared as given, as Hermes does (``OpenAI-Codex`` is not Codex).
 """
 
 from __future__ import annotations
@@ -57,6 +58,24 @@ CODEX_CONTEXT_LENGTHS: tuple[tuple[str, int], ...] = (
         "gpt-5.2", "gpt-5")),
 )
 
+# Provider bedrock only: Hermes's static Bedrock table (its offline answer; the live probe needs
+# AWS), longest key first, anything else 128,000.
+BEDROCK_CONTEXT_LENGTHS: tuple[tuple[str, int], ...] = (
+    *((key, 1_000_000) for key in (
+        "anthropic.claude-fable-5", "anthropic.claude-fable", "anthropic.claude-sonnet-5",
+        "anthropic.claude-opus-4-8", "anthropic.claude-opus-4-7", "anthropic.claude-opus-4-6",
+        "anthropic.claude-sonnet-4-6")),
+    *((key, 200_000) for key in (
+        "anthropic.claude-sonnet-4-5", "anthropic.claude-haiku-4-5", "anthropic.claude-opus-4",
+        "anthropic.claude-sonnet-4", "anthropic.claude-3-5-sonnet", "anthropic.claude-3-5-haiku",
+        "anthropic.claude-3-opus", "anthropic.claude-3-sonnet", "anthropic.claude-3-haiku")),
+    ("amazon.nova-pro", 300_000), ("amazon.nova-lite", 300_000), ("amazon.nova-micro", 128_000),
+    ("meta.llama4-maverick", 128_000), ("meta.llama4-scout", 128_000),
+    ("meta.llama3-3-70b-instruct", 128_000), ("mistral.mistral-large", 128_000),
+    ("deepseek.v3", 128_000),
+)
+BEDROCK_DEFAULT_CONTEXT_LENGTH = 128_000
+
 # `provider:` prefixes Hermes strips from a model name (its 75 provider names).
 PROVIDER_PREFIXES = frozenset("""
 alibaba aliyun anthropic arcee arcee-ai arceeai claude copilot copilot-acp custom dashscope
@@ -79,6 +98,7 @@ def _longest_first(table: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int],
 
 _TABLE_BY_LENGTH = _longest_first(CONTEXT_LENGTHS)
 _CODEX_BY_LENGTH = _longest_first(CODEX_CONTEXT_LENGTHS)
+_BEDROCK_BY_LENGTH = _longest_first(BEDROCK_CONTEXT_LENGTHS)
 
 
 def strip_provider_prefix(model: str) -> str:
@@ -94,7 +114,7 @@ def strip_provider_prefix(model: str) -> str:
 @dataclass(frozen=True)
 class ContextWindow:
     length: int
-    source: str  # "flag" | "codex-table" | "table" | "default"
+    source: str  # "flag" | "codex-table" | "bedrock-table" | "table" | "default"
     matched: str | None = None  # the table key that matched
 
 
@@ -104,7 +124,12 @@ def resolve_context_length(model: str | None, *, context_length: int | None = No
     if isinstance(context_length, int) and not isinstance(context_length, bool) and context_length > 0:
         return ContextWindow(context_length, "flag")
     name = strip_provider_prefix(model or "").lower()
-    if (provider or "").strip().lower() == "openai-codex":
+    if provider == "bedrock":
+        for key, length in _BEDROCK_BY_LENGTH:
+            if key in name:
+                return ContextWindow(length, "bedrock-table", key)
+        return ContextWindow(BEDROCK_DEFAULT_CONTEXT_LENGTH, "default")
+    if provider == "openai-codex":
         for key, length in _CODEX_BY_LENGTH:
             if key in name:
                 return ContextWindow(length, "codex-table", key)

@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, part_type
 
 IMAGE_TOKENS = 1500  # Hermes's per-image charge in the request estimate
 _TAIL_IMAGE_CHARS = 6400  # 1,600 tokens × 4 chars, per image in the tail walk
 _REPLAY_KEYS = ("reasoning", "reasoning_content", "reasoning_details",
                 "codex_reasoning_items", "codex_message_items")
 _STRIPPED = "[stripped]"
+_STASH_IMAGE = frozenset({"image"})  # images Hermes counts in ``_anthropic_content_blocks``
+_MULTIMODAL_IMAGE = frozenset({"image", "image_url"})  # ... and in ``_multimodal`` content
 
 
 # --- Hermes's request estimate ------------------------------------------------------------
@@ -34,6 +36,11 @@ def rough_text(text: Any) -> int:
     return (len(text) + 3) // 4
 
 
+def _is_image(part: Any, kinds: frozenset = IMAGE_PART_TYPES) -> bool:
+    """A dict part whose ``type`` is one of ``kinds`` (Hermes raises on a list or object type)."""
+    return part_type(part) in kinds
+
+
 def _shadow(msg: dict) -> dict:
     """The message as Hermes measures it: stash dropped, image parts stubbed."""
     shadow = {}
@@ -43,8 +50,7 @@ def _shadow(msg: dict) -> dict:
         if key == "content":
             if isinstance(value, list):
                 value = [
-                    {"type": p["type"], "image": _STRIPPED}
-                    if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES else p
+                    {"type": p["type"], "image": _STRIPPED} if _is_image(p) else p
                     for p in value
                 ]
             elif isinstance(value, dict) and value.get("_multimodal"):
@@ -64,7 +70,7 @@ def message_chars(msg: Any) -> int:
 
 def _has_image_or_multimodal(content: Any) -> bool:
     if isinstance(content, list):
-        return any(isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES for p in content)
+        return any(_is_image(p) for p in content)
     return isinstance(content, dict) and bool(content.get("_multimodal"))
 
 
@@ -75,16 +81,14 @@ def image_count(msg: Any) -> int:
     count = 0
     content = msg.get("content")
     if isinstance(content, list):
-        count += sum(1 for p in content
-                     if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+        count += sum(1 for p in content if _is_image(p))
     stash = msg.get("_anthropic_content_blocks")
     if isinstance(stash, list):
-        count += sum(1 for p in stash if isinstance(p, dict) and p.get("type") == "image")
+        count += sum(1 for p in stash if _is_image(p, _STASH_IMAGE))
     if isinstance(content, dict) and content.get("_multimodal"):
         inner = content.get("content")
         if isinstance(inner, list):
-            count += sum(1 for p in inner
-                         if isinstance(p, dict) and p.get("type") in ("image", "image_url"))
+            count += sum(1 for p in inner if _is_image(p, _MULTIMODAL_IMAGE))
     return count
 
 
@@ -139,11 +143,13 @@ def _content_len(content: Any) -> int:
             total += len(part)
         elif not isinstance(part, dict):
             total += len(str(part))
-        elif part.get("type") in IMAGE_PART_TYPES:
+        elif _is_image(part):
             total += _TAIL_IMAGE_CHARS
         else:
             text = part.get("text", "") or ""
-            total += len(text) if isinstance(text, str) else len(str(text))  # Hermes: only strings
+            # Hermes takes len() of whatever is there: a list or object counts its items or keys
+            # (a number would raise in Hermes; it counts as printed here)
+            total += len(text) if isinstance(text, (str, list, dict)) else len(str(text))
     return total
 
 
@@ -213,7 +219,7 @@ def exact_message_tokens(encoding, msg: Any) -> int:
 
 def _exact_images(content: Any) -> int:
     if isinstance(content, list):
-        return sum(1 for p in content if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES)
+        return sum(1 for p in content if _is_image(p))
     if isinstance(content, dict) and content.get("_multimodal"):
         return _exact_images(content.get("content"))
     return 0

@@ -155,9 +155,8 @@ def test_unknown_model_warns_once():
     (b"", 3, "empty input"),
     (b"42", 3, "expected a JSON array of messages or a request object, got a number"),
     (b'{"model": "x"}', 3, 'object with a "messages" array'),
-    (b'[{"role":"user","content":"a"},{"role":"tool","content":"x"}]', 3,
-     "messages[1]: tool message without tool_call_id"),
-    (b'["just a string"]', 3, "messages[0]: expected a message object"),
+    (b'{"messages": {"role": "user"}}', 3, "messages: expected an array, got an object"),
+    (b'[{"role":"user","content":"a"}', 3, "not JSON"),
 ])
 def test_bad_input_is_one_line_and_nothing_on_stdout(stdin, status, fragment):
     r = invoke(["estimate"], stdin)
@@ -169,9 +168,9 @@ def test_bad_input_is_one_line_and_nothing_on_stdout(stdin, status, fragment):
 
 
 def test_bad_line_in_batch_is_located():
-    r = invoke(["estimate", "--method", "rough"], b'[]\n[]\n[{"role":"tool","content":"x"}]\n')
+    r = invoke(["estimate", "--method", "rough"], b'[]\n[]\n{"messages": "x"}\n')
     assert r.status == 3
-    assert "line 3: messages[0]: tool message without tool_call_id" in r.stderr
+    assert "line 3: messages: expected an array, got a string" in r.stderr
 
 
 def test_terminal_stdin_is_a_usage_error_not_a_hang():
@@ -193,3 +192,29 @@ def test_whole_report_snapshot(snapshot):
     r = invoke(["estimate", "examples/coding-session.json", "--model", "claude-sonnet-4-5",
                 "--per-message"])
     assert r.json == snapshot
+
+
+def test_rough_measures_whatever_hermes_measures():
+    """Estimating changes nothing: a tool message without its id, a role that is not a string
+    and items that are not objects are counted as Hermes counts them (spec 10 §1.7: 31)."""
+    odd = [{"role": "assistant", "content": None}, {"role": "user", "content": 12345},
+           {"role": "user", "content": True}, "just a string", 42, None]
+    r = invoke(["estimate", "--method", "rough", "--per-message", "--context-length", "1000"], odd)
+    assert r.status == 0
+    assert r.json["tokens"]["total"] == r.json["tokens"]["messages"] == 31
+    assert [row["tokens"] for row in r.json["per_message"]] == [10, 9, 9, 4, 1, 1]
+    assert [row["tail_tokens"] for row in r.json["per_message"]] == [10, 11, 11, None, None, None]
+    assert r.json["by_role"] == {"assistant": 10, "user": 17, "(not an object)": 5}
+    assert r.stderr == ("hermesctx: warning: messages[3], messages[4], messages[5]: not a message "
+                        "object; counted by its printed form, as Hermes does\n")
+    r = invoke(["estimate", "--method", "rough"],
+               [{"role": "tool", "content": "x"}, {"role": 5, "content": "y"}])
+    assert r.status == 0 and r.json["tokens"]["total"] == (32 + 27 + 3) // 4
+    assert invoke(["estimate", "--context-length", "1000"], odd).status == 0  # exact method too
+
+
+def test_unhashable_part_type_is_not_an_internal_error():
+    doc = [{"role": "user", "content": [{"type": ["image"], "text": "a"}, {"type": {"x": 1}}]}]
+    for method in ("rough", "exact"):
+        r = invoke(["estimate", "--method", method, "--format", "table", "--context-length", "1000"], doc)
+        assert r.status == 0 and r.stderr == ""

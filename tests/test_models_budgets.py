@@ -94,3 +94,36 @@ def test_pressure_rounds_half_to_even():
     assert pressure_percent(1_000, 200_000) == 0
     assert pressure_percent(3_000, 200_000) == 2
     assert pressure_percent(300_000, 200_000) == 100
+
+
+def test_provider_is_compared_as_given():
+    """Hermes's resolver compares the provider string exactly: only ``openai-codex`` is Codex."""
+    assert resolve_context_length("gpt-5.5", provider="openai-codex").length == 272_000
+    assert resolve_context_length("gpt-5.5", provider="OpenAI-Codex").length == 1_050_000
+    assert resolve_context_length("gpt-5.2", provider=" openai-codex").length == 400_000
+
+
+@pytest.mark.parametrize("model,length", [
+    ("anthropic.claude-sonnet-4-6-20250514-v1:0", 1_000_000),
+    ("us.anthropic.claude-opus-4-20250514-v1:0", 200_000),
+    ("amazon.nova-pro-v1:0", 300_000),
+    ("amazon.nova-micro-v1:0", 128_000),
+    ("meta.llama3-70b-instruct-v1:0", 128_000),  # not in the Bedrock table: its default
+    ("gpt-4.1", 128_000),
+])
+def test_bedrock_table(model, length):
+    window = resolve_context_length(model, provider="bedrock")
+    assert window.length == length
+    assert window.source == ("default" if window.matched is None else "bedrock-table")
+
+
+def test_bedrock_only_for_the_exact_provider_name():
+    assert resolve_context_length("amazon.nova-pro-v1:0", provider="Bedrock").length == 256_000
+    assert resolve_context_length("gpt-4.1", provider="Bedrock").length == 1_047_576
+
+
+def test_model_threshold_override_ignores_surrounding_spaces():
+    b = compute_budgets(272_000, rules="hermes-0.19", model=" gpt-5.5 ", provider="openai-codex")
+    assert (b.threshold_percent, b.threshold_tokens) == (0.85, 231_200)
+    b = compute_budgets(200_000, threshold=0.9, rules="hermes-0.19", model="trinity-large-thinking ")
+    assert (b.threshold_percent, b.threshold_tokens) == (0.75, 150_000)

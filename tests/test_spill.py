@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import os
+import re
 
 import pytest
 from conftest import EXAMPLES, invoke
@@ -246,12 +247,35 @@ def test_same_content_twice_one_file(tmp_path):
     assert os.listdir(tmp_path) == ["call_1.txt"]
 
 
-def test_other_content_same_id_is_never_overwritten(tmp_path):
-    first, _ = spill(_doc(("call_1", "a" * 120_000)), directory=str(tmp_path))
-    second, _ = spill(_doc(("call_1", "b" * 120_000)), directory=str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == ["call_1.txt", "call_1_2.txt"]
+def test_same_name_other_content_takes_the_file_old_content_kept(tmp_path):
+    """Hermes's file names even when two results share one (D10); the earlier content moves to
+    .replaced/ so both blocks still restore."""
+    first, rep1 = spill(_doc(("call_1", "a" * 120_000)), directory=str(tmp_path))
+    second, rep2 = spill(_doc(("call_1", "b" * 120_001)), directory=str(tmp_path))
+    path = f"{tmp_path}/call_1.txt"
+    assert f"Full output saved to: {path}\n" in first["messages"][2]["content"]
+    assert f"Full output saved to: {path}\n" in second["messages"][2]["content"]
+    assert rep1["replaced"] == [] and rep2["replaced"] == [path]
+    assert sorted(os.listdir(tmp_path)) == [".replaced", "call_1.txt"]
+    assert (tmp_path / "call_1.txt").read_text() == "b" * 120_001
+    assert [p.read_text() for p in (tmp_path / ".replaced").iterdir()] == ["a" * 120_000]
     assert restore(first, directory=str(tmp_path))[0] == _doc(("call_1", "a" * 120_000))
-    assert restore(second, directory=str(tmp_path))[0] == _doc(("call_1", "b" * 120_000))
+    assert restore(second, directory=str(tmp_path))[0] == _doc(("call_1", "b" * 120_001))
+
+
+def test_ids_sharing_a_name_in_one_transcript(tmp_path):
+    """None, "" and a missing id all give tool_result.txt in Hermes; the last result keeps it."""
+    doc = _doc((None, "x" * 100_001), ("", "y" * 100_002), ("tool_result", "z" * 100_003))
+    result = invoke(["spill", "--dir", str(tmp_path)], doc)
+    assert result.status == 0
+    paths = [re.search(r"saved to: (.*)", m["content"]).group(1) for m in _tools(result.json)]
+    assert paths == [f"{tmp_path}/tool_result.txt"] * 3
+    assert (tmp_path / "tool_result.txt").read_text() == "z" * 100_003
+    assert sorted(p.read_text()[0] for p in (tmp_path / ".replaced").iterdir()) == ["x", "y"]
+    assert result.stderr.count("warning: replaced") == 1  # the same path twice: one warning
+    assert "replaced 2 files of the same name" in result.stderr
+    back = invoke(["spill", "--restore", "--dir", str(tmp_path)], result.stdout)
+    assert back.json == doc
 
 
 def test_file_mode_and_no_temp_left(tmp_path):
@@ -344,7 +368,9 @@ def test_round_trip_jsonl(tmp_path):
     spill_dir = str(tmp_path / "spill")
     spilled = invoke(["spill", "--dir", spill_dir, str(source)])
     assert spilled.status == 0 and len(spilled.lines) == 4
-    assert len(os.listdir(spill_dir)) == 4  # call_1 ×3 with different content, toolu_1
+    # call_1 ×3 with different content: one file, the two earlier contents kept aside
+    assert sorted(os.listdir(spill_dir)) == [".replaced", "call_1.txt", "toolu_1.txt"]
+    assert len(os.listdir(os.path.join(spill_dir, ".replaced"))) == 2
     back = invoke(["spill", "--restore", "--dir", spill_dir], spilled.stdout)
     assert back.lines == docs
     assert back.stdout == source.read_bytes()
@@ -366,7 +392,8 @@ def test_restore_missing_file_and_foreign_block(tmp_path):
     doc = {"messages": [_tool("c", block), _tool("d", edited)]}
     out, report = restore(doc, directory=str(tmp_path))
     assert out == doc
-    assert report["restored"] == 0 and report["missing"] == [f"{tmp_path}/gone.txt"]
+    assert report["restored"] == 0
+    assert report["missing"] == [f"{tmp_path}/gone.txt", f"{tmp_path}/edited.txt (holds another result)"]
 
 
 def test_restore_keeps_custom_preview_sizes(tmp_path):
@@ -483,7 +510,7 @@ def test_cli_read_file_threshold_warns_and_is_ignored(tmp_path):
 
 
 try:
-    from hypothesis import given
+    from hypothesis import assume, given
     from hypothesis import strategies as st
 except ImportError:  # pragma: no cover
     given = None
@@ -500,10 +527,15 @@ if given is not None:
         for results in turns:
             messages += _turn(*results)
         before = copy.deepcopy(messages)
+        # a block names its file, size and preview: results sharing a file name are told apart
+        # by those only (a tiny preview of equal-length texts is ambiguous)
+        keys = [(safe_filename(cid), len(text)) for results in turns for cid, text in results]
+        assume(len(keys) == len(set(keys)))
         budget = Budget(default_result_size=per_result, turn_budget=turn, preview_size=preview_size)
         out, report = spill_messages(messages, Writer(directory), budget)
         assert messages == before
-        assert len(os.listdir(directory)) <= report["spilled"]
+        files = [f for _, _, names in os.walk(directory) for f in names]
+        assert len(files) <= report["spilled"]
         back, rep = restore({"messages": out}, directory=directory)
         assert back == {"messages": messages}
         assert rep["restored"] == report["spilled"] and rep["missing"] == []
@@ -514,4 +546,23 @@ def test_report_lines(tmp_path):
     assert result.stderr == f"line 1: spilled 1 tool result (0 by the turn budget) to {tmp_path}; 120,001 -> "\
         f"{len(result.json['messages'][2]['content']) + 1:,} chars\n"
     back = invoke(["spill", "--restore", "--dir", str(tmp_path / "other")], result.stdout)
-    assert back.stderr == "line 1: restored 0 tool results, 1 file missing or outside the directory\n"
+    assert back.stderr == "line 1: restored 0 tool results, 1 file missing, outside the directory or replaced\n"
+
+
+def test_tool_name_found_through_a_number_id(tmp_path):
+    """The call's name decides the threshold whatever the id's type (here read_file: pinned)."""
+    msgs = [{"role": "assistant", "content": None,
+             "tool_calls": [{"id": 7, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": 7, "content": "r" * 150}]
+    out, report = spill_messages(msgs, Writer(str(tmp_path)), Budget(default_result_size=100, turn_budget=10**6))
+    assert out == msgs and report["spilled"] == 0
+
+
+def test_list_content_counts_its_items_toward_the_turn_total(tmp_path):
+    """Hermes measures any content with len(): two parts push a 999-char turn over 1,000."""
+    msgs = [_tool("a", "x" * 999), _tool("b", [{"type": "text", "text": "p"}, {"type": "text", "text": "q"}])]
+    out, report = spill_messages(msgs, Writer(str(tmp_path)), Budget(default_result_size=10**6, turn_budget=1000))
+    assert report["by_turn_budget"] == 1
+    assert out[0]["content"].startswith("<persisted-output>") and out[1] is msgs[1]
+    out, report = spill_messages(msgs[:1], Writer(str(tmp_path)), Budget(default_result_size=10**6, turn_budget=1000))
+    assert report["spilled"] == 0

@@ -84,3 +84,21 @@ def test_request_with_system_prompt_and_tools():
     assert tokens.rough_request([], system_prompt="abcde") == 2
     # the same system prompt as a message costs more (measured by repr)
     assert tokens.rough_messages([{"role": "system", "content": system}, *messages]) == 30
+
+
+# --- adversarial shapes found by the differential tests (each value is Hermes 0.19.0's) -------
+
+def test_tail_counts_items_of_a_non_string_text_field():
+    """Hermes takes len() of a part's text whatever it is: an object counts its keys."""
+    msg = {"role": "user", "content": [{"type": "text", "text": {"a": "x" * 400, "b": 1}},
+                                        {"type": "text", "text": ["y" * 400, "z"]}]}
+    assert tokens.tail_tokens(msg) == (2 + 2) // 4 + 10 == 11
+
+
+@pytest.mark.parametrize("kind", [["image"], {"image": 1}])
+def test_unhashable_part_type_is_no_image(kind):
+    """Hermes raises on a list or object ``type``; hermesctx measures the part as printed."""
+    msg = {"role": "user", "content": [{"type": kind, "text": "hi"}]}
+    assert tokens.image_count(msg) == 0
+    assert tokens.rough_messages([msg]) == (len(str(msg)) + 3) // 4
+    assert tokens.tail_tokens(msg) == 10

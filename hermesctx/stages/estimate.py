@@ -18,7 +18,7 @@ from typing import Any
 from hermesctx import tokens
 from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
 from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
-from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, system_text
+from hermesctx.messages import ANTHROPIC, detect_format, messages_of, system_text
 from hermesctx.models import resolve_context_length
 
 ROUGH = "rough"
@@ -37,15 +37,40 @@ def _request_parts(doc: Any) -> tuple[list, str, Any]:
     return messages, system, tools
 
 
+NOT_A_MESSAGE = "(not an object)"  # the by_role key of list items that are not objects
+
+
+def _role(msg: Any) -> Any:
+    return msg.get("role") if isinstance(msg, dict) else None
+
+
+def _role_key(msg: Any) -> str:
+    return str(msg.get("role")) if isinstance(msg, dict) else NOT_A_MESSAGE
+
+
 def _roles(messages: list) -> dict[str, list]:
     groups: dict[str, list] = {}
     for msg in messages:
-        groups.setdefault(str(msg.get("role")), []).append(msg)
+        groups.setdefault(_role_key(msg), []).append(msg)
     return groups
 
 
+def _tail(msg: Any) -> int | None:
+    """The tail-walk figure (Hermes has none for an item that is not an object)."""
+    return tokens.tail_tokens(msg) if isinstance(msg, dict) else None
+
+
+def _odd_items(messages: list) -> list[str]:
+    """Warnings for list items Hermes counts but no other stage accepts."""
+    odd = [i for i, m in enumerate(messages) if not isinstance(m, dict)]
+    if not odd:
+        return []
+    where = ", ".join(f"messages[{i}]" for i in odd[:5]) + (", ..." if len(odd) > 5 else "")
+    return [f"{where}: not a message object; counted by its printed form, as Hermes does"]
+
+
 def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> dict:
-    system_msgs = [m for m in messages if m.get("role") == "system"]
+    system_msgs = [m for m in messages if _role(m) == "system"]
     counts = {
         "system": tokens.rough_text(system) + (tokens.rough_messages(system_msgs) if system_msgs else 0),
         "messages": tokens.rough_messages(messages),
@@ -55,8 +80,8 @@ def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> 
     }
     if per_message:
         counts["per_message"] = [
-            {"index": i, "role": m.get("role"), "tokens": tokens.rough_messages([m]),
-             "tail_tokens": tokens.tail_tokens(m)}
+            {"index": i, "role": _role(m), "tokens": tokens.rough_messages([m]),
+             "tail_tokens": _tail(m)}
             for i, m in enumerate(messages)
         ]
     return counts
@@ -65,11 +90,11 @@ def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> 
 def _count_exact(encoding, messages: list, system: str, tools: Any, per_message: bool) -> dict:
     each = [tokens.exact_message_tokens(encoding, m) for m in messages]
     system_tokens = (tokens.exact_text(encoding, system) + tokens.MESSAGE_OVERHEAD) if system else 0
-    system_tokens += sum(n for m, n in zip(messages, each) if m.get("role") == "system")
+    system_tokens += sum(n for m, n in zip(messages, each) if _role(m) == "system")
     tool_tokens = tokens.exact_tools(encoding, tools)
     by_role: dict[str, int] = {}
     for msg, n in zip(messages, each):
-        role = str(msg.get("role"))
+        role = _role_key(msg)
         by_role[role] = by_role.get(role, 0) + n
     message_tokens = sum(each)
     top_system = (tokens.exact_text(encoding, system) + tokens.MESSAGE_OVERHEAD) if system else 0
@@ -82,7 +107,7 @@ def _count_exact(encoding, messages: list, system: str, tools: Any, per_message:
     }
     if per_message:
         counts["per_message"] = [
-            {"index": i, "role": m.get("role"), "tokens": n, "tail_tokens": tokens.tail_tokens(m)}
+            {"index": i, "role": _role(m), "tokens": n, "tail_tokens": _tail(m)}
             for i, (m, n) in enumerate(zip(messages, each))
         ]
     return counts
@@ -99,13 +124,14 @@ def estimate(doc: Any, *, model: str | None = None, context_length: int | None =
     ``prompt_tokens`` is positive it is the prompt figure, as Hermes prefers API counts.
     """
     messages, system, tools = _request_parts(doc)
-    check_messages(messages, require_tool_ids=True)
+    # Estimating changes nothing, so anything Hermes can measure is measured (a tool message
+    # without its id, a role that is not a string, an item that is not an object).
     if model is None and isinstance(doc, dict) and isinstance(doc.get("model"), str):
         model = doc["model"]
     window = resolve_context_length(model, context_length=context_length, provider=provider)
     budgets = compute_budgets(window.length, threshold=threshold, target_ratio=target_ratio,
                               rules=rules, max_tokens=max_tokens, model=model, provider=provider)
-    warnings: list[str] = []
+    warnings = _odd_items(messages)
     if window.source == "default":
         warnings.append(f"unknown model {model or '(none)'}: assuming a "
                         f"{window.length:,}-token context window (set --model or --context-length)")

@@ -8,9 +8,11 @@ Two layers, as Hermes runs them after every turn:
 2. per turn: when the results of one assistant turn together exceed the turn budget, the
    largest not-yet-spilled ones are spilled (threshold 0) until the turn fits.
 
-Thresholds scale with the context window when one is given (``budget_for_window``). Unlike
-Hermes, a failed write is an error (nothing is emitted, nothing truncated), writes are atomic,
-an existing file with other content is never overwritten, and :func:`restore` reverses a spill.
+Thresholds scale with the context window when one is given (``budget_for_window``). File names
+are Hermes's (decision D10): a later result whose id gives the same name takes the file, as in
+Hermes, but the earlier content is first moved to ``<dir>/.replaced/`` (listed in the report),
+so :func:`restore` still finds it. Unlike Hermes, a failed write is an error (nothing is
+emitted, nothing truncated), writes are atomic, and :func:`restore` reverses a spill.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +39,7 @@ PINNED = {"read_file": math.inf}  # a read_file result is never spilled by the p
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_STEM = 120
 _SAVED_TO = re.compile(r"^Full output saved to: (.*)$", re.MULTILINE)
+REPLACED_DIR = ".replaced"  # earlier contents of files a later result with the same name took
 
 
 @dataclass(frozen=True)
@@ -118,42 +122,49 @@ def _block(head: str, more: bool, size: int, path: str) -> str:
 
 
 class Writer:
-    """Writes spilled results into one directory: atomic, never clobbering other content."""
+    """Writes spilled results into one directory, atomically, under Hermes's file names.
+
+    A file that already holds exactly the result is left alone. One with other content is
+    replaced, as Hermes replaces it, after its content is kept as
+    ``.replaced/<name>.<sha256 prefix>``; its path is added to ``replaced``.
+    """
 
     def __init__(self, directory: str, *, dry_run: bool = False):
         self.directory = os.path.abspath(directory)
         self.dry_run = dry_run
+        self.replaced: list[str] = []
         self._made = False
-
-    def _place(self, tool_use_id: Any, data: bytes) -> tuple[str, bool]:
-        """The path for these bytes, and whether that file already holds exactly them."""
-        name = safe_filename(tool_use_id)
-        path = os.path.join(self.directory, name)
-        n = 1
-        while os.path.exists(path):
-            if _same(path, data):
-                return path, True
-            n += 1  # another result with this id: keep both rather than overwrite
-            path = os.path.join(self.directory, f"{name[:-4]}_{n}.txt")
-        return path, False
-
-    def path_for(self, tool_use_id: Any, content: str) -> str:
-        return self._place(tool_use_id, content.encode("utf-8", errors="surrogatepass"))[0]
 
     def write(self, tool_use_id: Any, content: str) -> str:
         data = content.encode("utf-8", errors="surrogatepass")
-        path, present = self._place(tool_use_id, data)
+        path = os.path.join(self.directory, safe_filename(tool_use_id))
+        present = os.path.exists(path)
+        if present and _same(path, data):
+            return path
+        if present:
+            self.replaced.append(path)
         if self.dry_run:
             return path
         try:
             if not self._made:
                 os.makedirs(self.directory, exist_ok=True)
                 self._made = True
-            if not present:
-                write_atomic_nosync(path, data, mode=0o600)
+            if present:
+                _keep_replaced(path)
+            write_atomic_nosync(path, data, mode=0o600)
         except OSError as exc:
             raise FileIOError(f"cannot write spill file {path}: {exc.strerror or exc}") from None
         return path
+
+
+def _keep_replaced(path: str) -> None:
+    with open(path, "rb") as handle:
+        old = handle.read()
+    keep = os.path.join(os.path.dirname(path), REPLACED_DIR)
+    os.makedirs(keep, exist_ok=True)
+    name = f"{os.path.basename(path)}.{hashlib.sha256(old).hexdigest()[:16]}"
+    if not os.path.exists(os.path.join(keep, name)):
+        write_atomic_nosync(os.path.join(keep, name), old, mode=0o600)
 
 
 def _same(path: str, data: bytes) -> bool:
@@ -224,7 +235,7 @@ def _tool_names(messages: list) -> dict:
             for tc in calls:
                 if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
                     for key in ("id", "call_id"):
-                        if isinstance(tc.get(key), str):
+                        if key in tc and _hashable(tc[key]):
                             names[tc[key]] = tc["function"].get("name")
         content = msg.get("content")
         if type(content) is list:
@@ -238,6 +249,7 @@ def spill_messages(messages: list, writer: Writer, budget: Budget = Budget()) ->
     """Both layers over a message list (OpenAI tool messages and Anthropic tool_result blocks).
     Returns a new list; messages that change are copied, the others are shared."""
     report = {"spilled": 0, "by_turn_budget": 0, "chars_before": 0, "chars_after": 0, "files": []}
+    replaced_before = len(writer.replaced)
     lowest = min([budget.default_result_size, *budget.tool_overrides.values()])
     names = None
     changed: dict = {}  # slot -> new content
@@ -255,7 +267,7 @@ def spill_messages(messages: list, writer: Writer, budget: Budget = Budget()) ->
                 else:
                     tool = None
                 rid = item.get("tool_call_id" if slot[1] is None else "tool_use_id")
-                if not tool and isinstance(rid, str):
+                if not tool and _hashable(rid):
                     if names is None:
                         names = _tool_names(messages)
                     tool = names.get(rid)
@@ -263,7 +275,10 @@ def spill_messages(messages: list, writer: Writer, budget: Budget = Budget()) ->
                     content = changed[slot] = _spill_one(writer, rid, content, budget, report)
                     report["spilled"] += 1
             contents.append(content)
-        sizes = [len(c) if type(c) is str else 0 for c in contents]
+        # Hermes takes len() of any content: a list or object counts its items or keys toward
+        # the turn total (it is never spilled: only text is written to a file)
+        sizes = [len(c) if type(c) is str or (type(c) in (list, dict) and slot[1] is None) else 0
+                 for c, slot in zip(contents, turn)]
         total = sum(sizes)
         if total > budget.turn_budget:
             candidates = sorted((k for k, c in enumerate(contents) if type(c) is str and OPEN_TAG not in c),
@@ -283,6 +298,7 @@ def spill_messages(messages: list, writer: Writer, budget: Budget = Budget()) ->
                 report["spilled"] += 1
                 report["by_turn_budget"] += 1
         report["chars_after"] += sum(len(c) for c in contents if type(c) is str)
+    report["replaced"] = writer.replaced[replaced_before:]
     if not changed:
         return list(messages), report
     out = list(messages)
@@ -296,6 +312,10 @@ def spill_messages(messages: list, writer: Writer, budget: Budget = Budget()) ->
                 out[i] = {**out[i], "content": blocks}
             blocks[j] = _with_text(blocks[j], text)
     return out, report
+
+
+def _hashable(value: Any) -> bool:
+    return not isinstance(value, (list, dict))
 
 
 def _spill_one(writer: Writer, file_id: Any, content: str, budget: Budget, report: dict) -> str:
@@ -334,7 +354,29 @@ def _restore_text(text: Any, directory: str, missing: list) -> Any:
     except OSError:
         missing.append(path)
         return text
-    return data if _is_block_of(text, data, path) else text
+    if _is_block_of(text, data, path):
+        return data
+    for data in _replaced_contents(real):
+        if _is_block_of(text, data, path):
+            return data
+    missing.append(f"{path} (holds another result)")
+    return text
+
+
+def _replaced_contents(real: str) -> Iterator[str]:
+    """Earlier contents of ``real`` that a later result with the same file name displaced."""
+    keep = os.path.join(os.path.dirname(real), REPLACED_DIR)
+    prefix = os.path.basename(real) + "."
+    try:
+        names = sorted(n for n in os.listdir(keep) if n.startswith(prefix))
+    except OSError:
+        return
+    for name in names:
+        try:
+            with open(os.path.join(keep, name), "rb") as handle:
+                yield handle.read().decode("utf-8", errors="surrogatepass")
+        except OSError:
+            continue
 
 
 _PREVIEW_LEN = re.compile(r"^Preview \(first (\d+) chars\):$", re.MULTILINE)
@@ -389,6 +431,8 @@ def describe(report: dict) -> str:
     if "restored" in report:
         missing = report["missing"]
         return f"restored {_n(report['restored'], 'tool result')}" + (
-            f", {_n(len(missing), 'file')} missing or outside the directory" if missing else "")
+            f", {_n(len(missing), 'file')} missing, outside the directory or replaced" if missing else "")
+    replaced = report.get("replaced")
     return (f"spilled {_n(report['spilled'], 'tool result')} ({report['by_turn_budget']} by the turn budget) "
-            f"to {report['dir']}; {report['chars_before']:,} -> {report['chars_after']:,} chars")
+            f"to {report['dir']}; {report['chars_before']:,} -> {report['chars_after']:,} chars"
+            + (f"; replaced {_n(len(replaced), 'file')} of the same name" if replaced else ""))

@@ -4,13 +4,14 @@ other, so the paths (and so the block lengths the turn budget sees) are the same
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 
 import pytest
 
-from hermesctx.stages.spill import Budget, Writer, budget_for_window, safe_filename, spill_messages
+from hermesctx.stages.spill import OPEN_TAG, Budget, Writer, budget_for_window, safe_filename, spill_messages
 from oracle.harness import hermes, needs_oracle
 
 pytestmark = [pytest.mark.oracle, needs_oracle]
@@ -49,8 +50,8 @@ def _transcript(seed: int, scale: int) -> list:
         for call in calls:
             msg = {"role": "tool", "content": _content(rng, scale), "tool_call_id": call["id"]}
             r = rng.random()
-            if r < 0.15 and not anonymous:  # one id-less result per transcript: hermesctx never
-                anonymous = True            # overwrites a file with other content (Hermes does)
+            if r < 0.15 and not anonymous:  # one id-less result per transcript (collisions:
+                anonymous = True            # test_adversarial_ids_and_sizes_match_hermes)
                 if r < 0.1:
                     del msg["tool_call_id"]
                 else:
@@ -97,6 +98,9 @@ for case in data["cases"]:
 def _files(directory: str) -> dict:
     out = {}
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        if os.path.isdir(os.path.join(directory, name)):
+            out[name] = "(directory)"
+            continue
         with open(os.path.join(directory, name), "rb") as handle:
             out[name] = handle.read()
     return out
@@ -160,3 +164,131 @@ def test_cli_matches_hermes(tmp_path):
         assert result.json["messages"] == theirs, f"case {k}"
         assert _files(spill_dir) == their_files, f"case {k}"
         shutil.rmtree(spill_dir, ignore_errors=True)
+
+
+# --- adversarial: colliding and hostile ids, sizes at every edge, per-tool thresholds --------
+
+ODD_IDS = ["call_1", "call_1", "call_2", ".", "..", "...", "", None, " ", "\t", "a b", "日本語", "call_日本",
+           "😀", "é", "/etc/passwd", "../../x", "x" * 300, "x" * 120, "x" * 121, "a" * 119 + "é", "-", "_x_",
+           ".hidden", "call-1-", "a\x00b", "a\nb", 0, 12345, 1.5, True, False, "call\\1", "tool_result",
+           "budget_0", "budget_1"]
+ODD_TOOLS = ["terminal", "read_file", "search_files", "web_extract", "mystery", None, "READ_FILE", "read_file "]
+
+
+def _odd_content(rng: random.Random, limit: int, preview_size: int) -> str:
+    if rng.random() < 0.06:
+        return ""
+    size = max(0, rng.choice([limit - 1, limit, limit + 1, rng.randint(1, max(1, limit // 3)),
+                              rng.randint(limit, 3 * limit), rng.randint(limit // 3, limit), preview_size,
+                              preview_size + 1, rng.randint(1, 2 * preview_size + 2)]))
+    style = rng.random()
+    if style < 0.3:
+        line = rng.choice(["row: ", "é日本 ", "x", "😀", "a\r"]) * rng.randint(1, 40) + "\n"
+        text = line * (size // len(line) + 1)
+    elif style < 0.5:  # a newline right around preview_size // 2
+        text = "y" * max(0, preview_size // 2 + rng.choice([-1, 0, 1, 2])) + "\n" + "z" * size
+    elif style < 0.6:
+        text = ("pre <persisted-output> mid " if rng.random() < 0.5 else "") + "q" * size
+    else:
+        text = "".join(rng.choice("ab \né日😀\t") for _ in range(min(size, 200))) * (size // 200 + 1)
+    return text[:size]
+
+
+def _odd_case(seed: int) -> dict:
+    rng = random.Random(seed)
+    overrides = {}
+    if rng.random() < 0.3:
+        overrides = {rng.choice(["terminal", "mystery", "web_extract", "read_file"]): rng.choice([0, 10, 500, 5000])}
+    if rng.random() < 0.35:
+        budget = {"default_result_size": rng.choice([0, 1, 50, 300, 1000]),
+                  "turn_budget": rng.choice([1, 100, 500, 900, 2000, 5000]),
+                  "preview_size": rng.choice([0, 1, 10, 40, 100, 1500]), "tool_overrides": overrides}
+        window, limit, preview_size = None, budget["default_result_size"], budget["preview_size"]
+    else:
+        budget = None
+        window = rng.choice([None, 1000, 5000, 8192, 16000, 32768, 166667, 200000])
+        limit, preview_size = budget_for_window(window).default_result_size, 1500
+    msgs: list = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
+    for _ in range(rng.randint(1, 4)):
+        calls = [{"id": rng.choice(ODD_IDS), "type": "function",
+                  "function": {"name": rng.choice(ODD_TOOLS), "arguments": "{}"}}
+                 for _ in range(rng.choice([1, 1, 2, 3, 5, 8]))]
+        msgs.append({"role": "assistant", "content": "", "tool_calls": calls})
+        for call in calls:
+            msg = {"role": "tool", "content": _odd_content(rng, max(limit, 2), preview_size)}
+            if rng.random() < 0.9:
+                msg["tool_call_id"] = call["id"]
+            if rng.random() < 0.3 and call["function"]["name"]:
+                msg["name"] = call["function"]["name"]
+            msgs.append(msg)
+        if rng.random() < 0.8:
+            msgs.append({"role": "assistant", "content": "ok"})
+    return {"messages": msgs, "budget": budget, "window": window, "overrides": overrides}
+
+
+_ODD_HERMES = """
+import subprocess
+from tools.budget_config import BudgetConfig, budget_for_context_window
+from tools.tool_result_storage import maybe_persist_tool_result, enforce_turn_budget
+
+class Env:
+    def __init__(self, t): self.t = t
+    def get_temp_dir(self): return self.t
+    def execute(self, cmd, timeout=30, stdin_data=None):
+        p = subprocess.run(["bash", "-c", cmd], input=stdin_data.encode(), capture_output=True)
+        return {"returncode": p.returncode}
+
+result = []
+for k, case in enumerate(data["cases"]):
+    env = Env(data["base"] + "/h%03d" % k)
+    if case["budget"]:
+        budget = BudgetConfig(**case["budget"])
+    else:
+        b = budget_for_context_window(case["window"])
+        budget = BudgetConfig(b.default_result_size, b.turn_budget, b.preview_size, case["overrides"])
+    msgs = [dict(m) for m in case["messages"]]
+    names = {tc["id"]: tc["function"]["name"] for m in msgs for tc in m.get("tool_calls") or []}
+    turn = []
+    for m in msgs + [{"role": "end"}]:
+        if m.get("role") == "tool":
+            tid = m.get("tool_call_id")
+            m["content"] = maybe_persist_tool_result(m["content"], m.get("name") or names.get(tid), tid,
+                                                     env=env, config=budget)
+            turn.append(m)
+        elif turn:
+            enforce_turn_budget(turn, env=env, config=budget)
+            turn = []
+    result.append(msgs)
+"""
+
+
+@pytest.mark.parametrize("batch", range(3))
+def test_adversarial_ids_and_sizes_match_hermes(tmp_path, batch):
+    """Ids that collide (None, "", missing, duplicates, budget_<i>), hostile and non-string ids,
+    contents at threshold ±1 and at the preview's newline rule, multibyte text, per-tool
+    thresholds, scaled budgets: stage and CLI give Hermes's messages and Hermes's files (the
+    earlier content of a replaced file is kept aside in .replaced/, which Hermes has not)."""
+    from conftest import invoke
+
+    cases = [_odd_case(seed) for seed in range(1000 + batch * 70, 1000 + batch * 70 + 70)]
+    theirs = hermes(_ODD_HERMES, {"base": str(tmp_path), "cases": cases})
+    spilled = 0
+    for k, (case, want) in enumerate(zip(cases, theirs)):
+        hermes_dir = str(tmp_path / f"h{k:03d}" / "hermes-results")
+        files = _files(hermes_dir)
+        budget = (Budget(**case["budget"]) if case["budget"]
+                  else budget_for_window(case["window"], tool_overrides=case["overrides"]))
+        ours_dir = str(tmp_path / f"o{k:03d}" / "hermes-results")
+        ours, _ = spill_messages(case["messages"], Writer(ours_dir), budget)
+        assert json.loads(json.dumps(ours).replace(f"/o{k:03d}/", f"/h{k:03d}/")) == want, k
+        assert {n: b for n, b in _files(ours_dir).items() if n != ".replaced"} == files, k
+        spilled += sum(OPEN_TAG in m["content"] for m in want if m.get("role") == "tool")
+        if case["budget"] is None and k % 2 == 0:
+            cli_dir = str(tmp_path / f"c{k:03d}" / "hermes-results")
+            args = ["spill", "--dir", cli_dir] + (["--context-length", str(case["window"])] if case["window"] else [])
+            args += [arg for tool, n in case["overrides"].items() for arg in ("--threshold", f"{tool}={n}")]
+            result = invoke(args, {"messages": case["messages"]})
+            assert result.status == 0, result.stderr
+            got = json.loads(json.dumps(result.json["messages"]).replace(f"/c{k:03d}/", f"/h{k:03d}/"))
+            assert got == want, k
+    assert spilled > 100

@@ -228,3 +228,96 @@ def test_parts_match_hermes():
                "snaps": [T.snap(turns, i, lo, hi) for i, lo, hi in case["snaps"]],
                "rendered": rendered, "aggregate": agg.to_dict()}
         assert got == want, case
+
+
+# --- the whole command: tiktoken on both sides, a fixed summary from a local server ----------
+
+_CLI_SNIPPET = """
+import logging, sys
+from types import SimpleNamespace
+sys.path[:0] = data["paths"]
+import trajectory_compressor as tc
+from hermesctx.encodings import get_encoding
+
+encoding = get_encoding("o200k_base")
+
+class Tiktoken:  # special-token text is one token, as hermesctx counts it (and HF tokenizers do)
+    def encode(self, text):
+        return encoding.encode(text, allowed_special="all")
+
+result = []
+for case in data["cases"]:
+    comp = tc.TrajectoryCompressor.__new__(tc.TrajectoryCompressor)
+    comp.config = tc.CompressionConfig(**case["config"])
+    comp.tokenizer = Tiktoken()
+    comp.logger = logging.getLogger("oracle")
+    comp.aggregate_metrics = tc.AggregateMetrics()
+    comp._use_call_llm = False
+    response = SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=case["reply"]))])
+    comp.client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=lambda **kw: response)))
+    entries = []
+    for entry in case["entries"]:
+        try:
+            out, metrics = comp.process_entry(entry)
+        except Exception:  # Hermes's batch loop counts it; hermesctx also writes it unchanged
+            comp.aggregate_metrics.trajectories_failed += 1
+            entries.append(entry)
+            continue
+        comp.aggregate_metrics.add_trajectory_metrics(metrics)
+        entries.append(out)
+    result.append({"entries": entries, "metrics": comp.aggregate_metrics.to_dict()})
+"""
+
+
+def test_cli_batches_match_hermes(tmp_path):
+    """`hermesctx trajectory` on JSONL batches (o200k_base, openai summarizer on a local server
+    replying a fixed text): every entry, its compression_metrics and the aggregate metrics."""
+    import json
+    import os
+
+    import tiktoken
+    from conftest import invoke
+    from fakeserver import FakeServer
+
+    import hermesctx
+
+    rng = random.Random(77)
+    cases = []
+    for _ in range(50):
+        config = _case(rng)["config"]
+        config["protect_first_system"] = rng.random() < 0.9
+        config["target_max_tokens"] = max(config["target_max_tokens"], 1) * rng.choice([1, 5, 20])
+        entries = []
+        for _ in range(rng.randint(1, 6)):
+            entry = _case(rng)["entry"]
+            for turn in entry.get("conversations", []):
+                if isinstance(turn.get("value"), str) and rng.random() < 0.3:
+                    turn["value"] += rng.choice([" 😀 日本語", " <|endoftext|>", " é\u3000"])
+            entries.append(entry)
+        cases.append({"config": config, "reply": rng.choice([r for r in REPLIES if r.strip()]),
+                      "entries": entries})
+    paths = [os.path.dirname(os.path.dirname(hermesctx.__file__)),
+             os.path.dirname(os.path.dirname(tiktoken.__file__))]
+    expected = hermes(_CLI_SNIPPET, {"paths": paths, "cases": cases})
+    compressed = 0
+    for k, (case, want) in enumerate(zip(cases, expected)):
+        c = case["config"]
+        roles = ",".join(role for role in ("system", "human", "gpt", "tool") if c[f"protect_first_{role}"])
+        metrics_file = tmp_path / f"m{k}.json"
+        with FakeServer(default_text=case["reply"]) as server:
+            result = invoke(["trajectory", "--summarizer", "openai", "--base-url", server.url + "/v1",
+                             "--api-key", "k", "--model", "m", "--retry-delay", "0", "--encoding", "o200k_base",
+                             "--target-max-tokens", str(c["target_max_tokens"]),
+                             "--summary-target-tokens", str(c["summary_target_tokens"]),
+                             "--protect-first", roles, "--protect-last-n", str(c["protect_last_n_turns"]),
+                             "--notice" if c["add_summary_notice"] else "--no-notice",
+                             "--entry-metrics" if c["metrics_per_trajectory"] else "--no-entry-metrics",
+                             "--metrics", str(metrics_file)],
+                            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in case["entries"]))
+        assert result.status == 0, result.stderr
+        assert result.lines == want["entries"], k
+        metrics = json.loads(metrics_file.read_text())
+        for section in ("summary", "tokens", "turns", "averages", "summarization"):
+            assert metrics[section] == want["metrics"][section], (k, section)
+        compressed += metrics["summary"]["trajectories_compressed"]
+    assert compressed > 40
