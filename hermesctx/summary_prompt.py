@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import Any
 
-from hermesctx.messages import IMAGE_PART_TYPES, calls_of
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
 from hermesctx.redact import redact
 from hermesctx.summary_text import (
     IN_PROGRESS_HEADING,
@@ -82,7 +82,7 @@ def _flatten(content: Any) -> Any:
             kind = part.get("type")
             if kind == "text":
                 out.append(part.get("text", ""))
-            elif kind in IMAGE_PART_TYPES:
+            elif part_type(part) in IMAGE_PART_TYPES:
                 out.append(_image_label(part))
             else:
                 out.append(f"[{kind or 'attachment'}]")

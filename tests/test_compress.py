@@ -255,3 +255,14 @@ def test_fallback_summary_and_report_carry_the_cut_reason():
     assert "sk-abc" not in summary  # the secret was beyond the cut
     assert report["note"].endswith(" Reason: " + cut)
     assert report["summarizer_errors"] == [{"summarizer": "fixed", "kind": "other", "error": cut}]
+
+
+def test_parts_whose_type_is_not_a_string_are_measured_not_a_crash():
+    odd = [{"role": "system", "content": "s"},
+           {"role": "user", "content": [{"type": ["x"], "text": "a"}, {"type": {"k": 1}}]}]
+    odd += [{"role": r, "content": f"{r} {i} " + "w" * 400} for i in range(6) for r in ("assistant", "user")]
+    r = invoke(["compress", "--protect-first-n", "1", "--protect-last-n", "2", "--tail-tokens", "1"],
+               json.dumps(odd).encode())
+    assert r.status == 0, r.stderr
+    out = r.json
+    assert out[0]["content"].startswith("s\n\n[Note: ") and out[-2:] == odd[-2:] and len(out) < len(odd)

@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from hermesctx import tokens
-from hermesctx.messages import IMAGE_PART_TYPES, calls_of, check_messages, messages_of, with_messages
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, check_messages, messages_of, part_type, with_messages
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
@@ -388,8 +388,7 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
 def strip_historical_media(messages: list) -> list:
     """Images before the newest image-bearing user turn become a text placeholder."""
     def has_images(content: Any) -> bool:
-        return isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES
-                                                 for p in content)
+        return isinstance(content, list) and any(part_type(p) in IMAGE_PART_TYPES for p in content)
     anchor = next((i for i in range(len(messages) - 1, -1, -1)
                    if messages[i].get("role") == "user" and has_images(messages[i].get("content"))), -1)
     if anchor <= 0:
@@ -398,7 +397,7 @@ def strip_historical_media(messages: list) -> list:
     for i, msg in enumerate(messages):
         if i < anchor and has_images(msg.get("content")):
             parts = [{"type": "text", "text": IMAGE_STRIPPED}
-                     if isinstance(p, dict) and p.get("type") in IMAGE_PART_TYPES else p for p in msg["content"]]
+                     if part_type(p) in IMAGE_PART_TYPES else p for p in msg["content"]]
             msg = {k: v for k, v in msg.items() if k != "api_content"}
             msg["content"] = parts
         out.append(msg)
