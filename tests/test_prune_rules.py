@@ -167,11 +167,16 @@ def test_openai_rules_apply_even_when_a_thinking_block_comes_first():
     assert out[0] is msgs[0] and report["pruned"] == 1
 
 
-def test_mixed_transcript_prunes_both_kinds():
-    msgs = [asst(call("c1", "my_tool", {})), tool("c1", "o" * 300),
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "b"}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "p" * 300}]}, USER]
+def test_mixed_transcript_is_pruned_as_openai_like_hermes():
+    # OpenAI tool traffic makes it an OpenAI transcript: exactly Hermes, which leaves blocks alone
+    blocks = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "b"}}]},
+              {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "p" * 300}]}]
+    msgs = [asst(call("c1", "my_tool", {})), tool("c1", "o" * 300), *blocks, USER]
     out, report = prune_messages(msgs, protect_tail_count=1)
     assert out[1]["content"] == "[my_tool] (300 chars result)"
-    assert out[3]["content"][0]["content"] == "[read_file] read b from line 1 (300 chars)"
-    assert report["stubbed"] == 2
+    assert out[2:4] == blocks
+    assert report["stubbed"] == 1
+    # without the OpenAI pair the same blocks are an Anthropic transcript: pruned (D5)
+    out, report = prune_messages([*blocks, USER], protect_tail_count=1)
+    assert out[1]["content"][0]["content"] == "[read_file] read b from line 1 (300 chars)"
+    assert report["stubbed"] == 1

@@ -4,7 +4,8 @@
 messages (spec 20.1): deduplicate identical tool results over the whole transcript, replace
 tool results outside the protected tail by one-line stubs (:mod:`hermesctx.stubs`), shrink
 long tool-call arguments outside the tail. Anthropic ``tool_use``/``tool_result`` blocks get
-the same three passes (decision D5; Hermes leaves them alone).
+the same three passes in a transcript without OpenAI tool traffic (decision D5; Hermes leaves
+them alone).
 
 Copy-on-write: the input is never mutated; only rewritten messages are new dicts.
 """
@@ -295,30 +296,36 @@ def prune_messages(messages: list, *, protect_tail_count: int,
         return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
                           "boundary": 0, "changes": []}
     # OpenAI passes always (exactly Hermes: they touch only `tool` messages and `tool_calls`),
-    # then the same rules on Anthropic blocks when there are any (D5), with a tail estimate
-    # that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
+    # then the same rules on Anthropic blocks in an Anthropic transcript (D5), with a tail
+    # estimate that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
     boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
     result, report = _prune_openai(messages, boundary)
     report["boundary"] = max(boundary, 0)
-    if _has_blocks(messages):
+    if anthropic_blocks_apply(messages):
         block_boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
         result, extra = _prune_anthropic(result, block_boundary)
         for key in ("pruned", "deduplicated", "stubbed", "args_truncated"):
             report[key] += extra[key]
         report["changes"] += extra["changes"]
-        if not any(m.get("role") == "tool" or m.get("tool_calls") for m in messages):
-            report["boundary"] = max(block_boundary, 0)
+        report["boundary"] = max(block_boundary, 0)
     return result, report
 
 
-def _has_blocks(messages: list) -> bool:
+def anthropic_blocks_apply(messages: list) -> bool:
+    """Whether ``tool_use``/``tool_result`` blocks are pruned and repaired (D5, D6): only in a
+    transcript that has such blocks and no OpenAI tool traffic (no ``tool`` message, no
+    assistant with a non-empty ``tool_calls`` list). An OpenAI transcript is handled exactly
+    as Hermes handles it, which leaves blocks it happens to contain alone."""
+    has_blocks = False
     for msg in messages:
+        if msg.get("role") == "tool" or (msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list)
+                                          and msg["tool_calls"]):
+            return False
         content = msg.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
-                    return True
-    return False
+        if not has_blocks and isinstance(content, list):
+            has_blocks = any(isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result")
+                             for block in content)
+    return has_blocks
 
 
 def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None) -> tuple[Any, dict]:

@@ -9,7 +9,8 @@
   dropped.
 - :func:`find_problems` — what ``--check`` reports, changing nothing.
 
-Anthropic ``tool_use``/``tool_result`` blocks are repaired the same way (Hermes does not).
+Anthropic ``tool_use``/``tool_result`` blocks are repaired the same way in a transcript without
+OpenAI tool traffic (Hermes does not); an OpenAI transcript is repaired exactly as Hermes does.
 Matching is global and set-based, as in Hermes. Nothing here mutates its input.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermesctx.messages import check_messages, detect_format, messages_of, with_messages
-from hermesctx.stages.prune import _hashable
+from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
 
 CALL_REMOVED = "(tool call removed)"
 RESULT_REMOVED = "(tool result removed)"
@@ -243,10 +244,10 @@ def _merge_stub_turns(messages: list) -> list:
 # --- entry points -------------------------------------------------------------------------
 
 def _both(openai_pass, messages: list, stub: bool) -> tuple[list, dict]:
-    """The OpenAI repair, then the same repair of Anthropic blocks (a no-op on a transcript
-    without blocks). Always both, so the result does not depend on which kind a repair removed."""
+    """The OpenAI repair (exactly Hermes), then the same repair of Anthropic blocks when the
+    transcript is an Anthropic one (D6; see :func:`anthropic_blocks_apply`)."""
     out, report = openai_pass(messages)
-    if any(isinstance(m.get("content"), list) for m in out):
+    if anthropic_blocks_apply(messages):
         out, extra = _repair_anthropic(out, stub=stub)
         report = {k: report[k] + extra[k] for k in report}
     return out, report
@@ -272,10 +273,11 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
 
     ``kind`` is ``orphan_result`` (a result whose call is missing) or ``orphan_call`` (a call
     whose result is missing); OpenAI pairs are matched as the compressor repair matches them,
-    Anthropic blocks by ``tool_use`` id.
+    Anthropic blocks (in an Anthropic transcript) by ``tool_use`` id.
     """
     calls = {cid for m in messages if m.get("role") == "assistant" for tc in _calls(m) if (cid := _call_id(tc))}
     results = {_hashable(m["tool_call_id"]) for m in messages if m.get("role") == "tool" and m.get("tool_call_id")}
+    blocks = anthropic_blocks_apply(messages)
     uses = _block_ids(messages, "tool_use", "id")
     block_results = _block_ids(messages, "tool_result", "tool_use_id")
     problems = []
@@ -294,7 +296,7 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
                 cid = _call_id(tc)
                 if cid and cid not in results:
                     add(i, "orphan_call", cid)
-        for block in msg.get("content") if isinstance(msg.get("content"), list) else ():
+        for block in msg.get("content") if blocks and isinstance(msg.get("content"), list) else ():
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_result" and block.get("tool_use_id") \
