@@ -74,9 +74,6 @@ def check_messages(messages: list, *, require_tool_ids: bool = False) -> None:
             raise InputError(f"expected a message object, got {_type_name(msg)}",
                              where=f"messages[{i}]")
         role = msg.get("role")
-        if role is not None and not isinstance(role, str):
-            raise InputError(f"role must be a string, got {_type_name(role)}",
-                             where=f"messages[{i}]")
         if require_tool_ids and role == "tool" and not msg.get("tool_call_id"):
             raise InputError("tool message without tool_call_id", where=f"messages[{i}]",
                              hint="`hermesctx sanitize` repairs orphaned tool messages")

@@ -626,3 +626,18 @@ def test_a_big_log_converts_in_bounded_memory(tmp_path):
 @pytest.mark.slow
 def test_a_100_mb_log_converts_in_bounded_memory(tmp_path):
     check_bounded(tmp_path, 25, 100)
+
+
+def test_a_chat_list_with_a_stray_message_type_stays_a_chat_list():
+    chat = [{"type": "message", "role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    assert formats.detect_document(chat) == "openai"
+    assert formats.detect_document(chat[:1]) == "openai"
+    items = [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hi"}]}]
+    assert formats.detect_document(items) == "responses"
+    assert formats.detect_document([{"role": "user", "content": "go"},
+                            {"type": "function_call", "call_id": "c", "name": "t", "arguments": "{}"}]) == "responses"
+    r = invoke(["sanitize"], json.dumps(chat).encode())
+    assert r.status == 0 and r.json == chat

@@ -173,3 +173,22 @@ def test_outputs_match_the_recorded_hermes_outputs(seed, snapshot):
     pruned = prune_messages(msgs, protect_tail_count=3, protect_tail_tokens=400)
     assert {"prune": [pruned[0], pruned[1]["pruned"]], "strip": strip_orphans(msgs)[0],
             "stub": stub_orphans(msgs)[0]} == snapshot
+
+
+ODD_ROLES = [{"role": "system", "content": "s"}, {"role": 1, "content": "x"}, {"role": ["u"], "content": "y"},
+             {"role": {"a": 1}, "content": "z"}, {"role": True, "content": "w"}, {"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("argv", [["prune"], ["sanitize"], ["cache-mark"], ["estimate", "--method", "rough"]])
+def test_a_role_that_is_not_a_string_is_kept_as_hermes_keeps_it(argv):
+    r = invoke(argv, json.dumps(ODD_ROLES).encode())
+    assert r.status == 0, r.stderr
+    if argv[0] in ("prune", "sanitize"):
+        assert r.json == ODD_ROLES
+
+
+def test_the_pre_api_repair_drops_roles_the_api_does_not_take():
+    r = invoke(["sanitize", "--stub"], json.dumps(ODD_ROLES).encode())
+    assert r.status == 0, r.stderr
+    assert r.json == [ODD_ROLES[0], ODD_ROLES[-1]]
+    assert "4 messages with unknown roles dropped" in r.stderr

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermesctx.messages import part_type
+
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
                         "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                         "local_shell_call_output", "web_search_call", "compaction",
@@ -27,12 +29,34 @@ def _bump(lost: dict, what: str, n: int = 1) -> None:
     lost[what] = lost.get(what, 0) + n
 
 
+_PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "input_audio",
+                         "refusal", "summary_text"})
+
+
+def _responses_only(item: dict) -> bool:
+    """An item no chat message looks like: a non-message item type, or a ``message`` whose
+    content holds Responses parts (a chat message with a stray ``"type": "message"`` key and
+    string content stays a chat message)."""
+    kind = part_type(item)
+    if kind == "message":
+        content = item.get("content")
+        return isinstance(content, list) and any(part_type(p) in _PART_TYPES for p in content)
+    return kind in ITEM_TYPES
+
+
+def _chat_only(item: dict) -> bool:
+    return item.get("role") == "tool" or "tool_calls" in item or "tool_call_id" in item
+
+
 def is_items(value: Any) -> bool:
+    """A list of Responses input/output items (easy ``role``/``content`` messages allowed
+    among them), told apart from a chat message list."""
     return (isinstance(value, list) and bool(value)
-            and all(isinstance(i, dict) and i.get("type") in ITEM_TYPES
-                    or isinstance(i, dict) and "role" in i and "content" in i and "type" not in i
+            and all(isinstance(i, dict) and (part_type(i) in ITEM_TYPES
+                                             or "role" in i and "content" in i and "type" not in i)
                     for i in value)
-            and any(isinstance(i, dict) and i.get("type") in ITEM_TYPES for i in value))
+            and any(_responses_only(i) for i in value)
+            and not any(_chat_only(i) for i in value))
 
 
 def _parts(content: Any, lost: dict) -> Any:

@@ -23,7 +23,14 @@ import re
 from typing import Any
 
 from hermesctx import tokens
-from hermesctx.messages import IMAGE_PART_TYPES, calls_of, check_messages, messages_of, part_type, with_messages
+from hermesctx.messages import (
+    IMAGE_PART_TYPES,
+    calls_of,
+    check_messages,
+    messages_of,
+    part_type,
+    with_messages,
+)
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans

@@ -93,11 +93,18 @@ def _strip_openai(messages: list) -> tuple[list, dict]:
     return out, report
 
 
+def _api_role(msg: dict) -> bool:
+    """Whether the pre-API repair keeps the message: a role the chat API accepts (a list or
+    object role is simply not one, rather than a crash)."""
+    role = msg.get("role")
+    return isinstance(role, str) and role in API_ROLES
+
+
 def _stub_openai(messages: list) -> tuple[list, dict]:
     report = _empty_report()
     msgs = []
     for msg in messages:
-        if msg.get("role") not in API_ROLES or not isinstance(msg.get("role"), str):
+        if not _api_role(msg):
             report["messages_dropped"] += 1
             continue
         if msg.get("role") == "assistant" and "tool_calls" in msg \
@@ -189,7 +196,7 @@ def _repair_anthropic(messages: list, *, stub: bool) -> tuple[list, dict]:
     missing = uses - results
     out: list = []
     for msg in messages:
-        if stub and msg.get("role") not in API_ROLES:  # the pre-API role filter, as for OpenAI messages
+        if stub and not _api_role(msg):  # the pre-API role filter, as for OpenAI messages
             report["messages_dropped"] += 1
             continue
         content = msg.get("content")
