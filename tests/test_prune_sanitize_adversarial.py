@@ -192,3 +192,12 @@ def test_the_pre_api_repair_drops_roles_the_api_does_not_take():
     assert r.status == 0, r.stderr
     assert r.json == [ODD_ROLES[0], ODD_ROLES[-1]]
     assert "4 messages with unknown roles dropped" in r.stderr
+
+
+def test_a_part_type_that_is_not_a_string_is_no_image():
+    odd = [{"role": "user", "content": [{"type": ["x"]}]},
+           {"role": "tool", "tool_call_id": "a", "content": [{"type": {"a": 1}, "text": "x" * 300}]},
+           {"role": "user", "content": "a"}]
+    r = invoke(["prune", "--tail-tokens", "0", "--protect-last-n", "0"], json.dumps(odd).encode())
+    assert r.status == 0, r.stderr
+    assert r.json == odd  # a list result is not stubbed; its odd part is not taken for an image

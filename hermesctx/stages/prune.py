@@ -22,6 +22,7 @@ from hermesctx.messages import (
     check_messages,
     detect_format,
     messages_of,
+    part_type,
     with_messages,
 )
 from hermesctx.stubs import summarize_tool_result
@@ -53,7 +54,7 @@ def strip_image_parts(parts: list, placeholder: str = IMAGE_PLACEHOLDER) -> list
     found = False
     out = []
     for part in parts:
-        if isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES:
+        if part_type(part) in IMAGE_PART_TYPES:
             found = True
             out.append({"type": "text", "text": placeholder})
         else:
@@ -215,7 +216,7 @@ def _anthropic_tokens(msg: dict) -> int:
     for block in content:
         if not isinstance(block, dict):
             chars += len(str(block))
-        elif block.get("type") in IMAGE_PART_TYPES:
+        elif part_type(block) in IMAGE_PART_TYPES:
             chars += 6400
         elif block.get("type") == "tool_use":
             chars += len(json.dumps(block.get("input"), ensure_ascii=False, default=str))
