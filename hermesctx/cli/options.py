@@ -145,6 +145,10 @@ target_options = _stack(
                       "session logs)."),
 )
 
+# what every command that rewrites transcripts takes after its own options
+transcript_options = _stack(format_options, target_options, output_options, inplace_options,
+                            report_options)
+
 _FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
 
 

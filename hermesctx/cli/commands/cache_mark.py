@@ -6,13 +6,9 @@ from hermesctx import io
 from hermesctx.cli.options import (
     config_options,
     format_kwargs,
-    format_options,
-    inplace_options,
     input_options,
-    output_options,
-    report_options,
     settings_from,
-    target_options,
+    transcript_options,
 )
 from hermesctx.cli.runner import documents, get_env, transform_stream
 from hermesctx.errors import HermesctxError
@@ -35,11 +31,7 @@ from hermesctx.stages import cache_mark as stage
 @click.option("--against", "against", type=click.Path(dir_okay=False), default=None,
               help="With --check: the previous request; report which breakpoint prefixes it shares "
                    "(the cache hits); exit 1 if none.")
-@format_options
-@target_options
-@output_options
-@inplace_options
-@report_options
+@transcript_options
 @config_options
 def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, in_place, backup, report, config_path,
             **params):

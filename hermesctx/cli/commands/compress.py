@@ -7,15 +7,11 @@ from hermesctx.cli.options import (
     budget_options,
     config_options,
     format_kwargs,
-    format_options,
-    inplace_options,
     input_options,
     model_kwargs,
     model_options,
-    output_options,
-    report_options,
     settings_from,
-    target_options,
+    transcript_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -45,11 +41,7 @@ from hermesctx.summarizers import NAMES
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
 @click.option("--expand", is_flag=True, help="Reverse a compression made with --archive.")
-@format_options
-@target_options
-@output_options
-@inplace_options
-@report_options
+@transcript_options
 @model_options
 @budget_options
 @config_options

@@ -6,15 +6,11 @@ from hermesctx.cli.options import (
     budget_options,
     config_options,
     format_kwargs,
-    format_options,
-    inplace_options,
     input_options,
     model_options,
-    output_options,
-    report_options,
     settings_from,
     tail_budget,
-    target_options,
+    transcript_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -31,11 +27,7 @@ _VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "t
 @click.option("--tail-tokens", type=click.IntRange(min=0), default=None,
               help="Token budget of the protected tail (0: count only; default: from the model's budgets).")
 @click.option("--dry-run", is_flag=True, help="List what would change on stderr; output the input unchanged.")
-@format_options
-@target_options
-@output_options
-@inplace_options
-@report_options
+@transcript_options
 @model_options
 @budget_options
 @config_options

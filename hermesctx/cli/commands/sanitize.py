@@ -2,15 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx.cli.options import (
-    format_kwargs,
-    format_options,
-    inplace_options,
-    input_options,
-    output_options,
-    report_options,
-    target_options,
-)
+from hermesctx.cli.options import format_kwargs, input_options, transcript_options
 from hermesctx.cli.runner import documents, get_env, transform_stream
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
@@ -25,11 +17,7 @@ from hermesctx.stages import sanitize as stage
                    "instead of removing the calls.")
 @click.option("--check", is_flag=True,
               help="Change nothing: list every orphan on stderr, exit 1 if there is any.")
-@format_options
-@target_options
-@output_options
-@inplace_options
-@report_options
+@transcript_options
 def command(input, jsonl, stub, check, pretty, in_place, backup, report, **params):
     """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
 

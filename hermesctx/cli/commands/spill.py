@@ -5,15 +5,11 @@ import click
 from hermesctx.cli.options import (
     config_options,
     format_kwargs,
-    format_options,
-    inplace_options,
     input_options,
     model_kwargs,
     model_options,
-    output_options,
-    report_options,
     settings_from,
-    target_options,
+    transcript_options,
 )
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -32,11 +28,7 @@ from hermesctx.stages import spill as stage
               help="Characters all results of one turn may take (default 200,000, scaled to the model).")
 @click.option("--restore", is_flag=True, help="Reverse: put spilled results back from their files.")
 @click.option("--dry-run", is_flag=True, help="Report what would be spilled; write no file, output the input.")
-@format_options
-@target_options
-@output_options
-@inplace_options
-@report_options
+@transcript_options
 @model_options
 @config_options
 def command(input, jsonl, pretty, in_place, backup, report, **params):
