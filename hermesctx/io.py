@@ -18,7 +18,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -119,6 +119,17 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
         return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
+def first_line(stream: Iterable[bytes]) -> tuple[list[bytes], bytes]:
+    """Read up to the first non-blank line: the lines read (as they are) and that line, its BOM
+    removed when it opens the input. An input with no such line is an error."""
+    head: list[bytes] = []
+    for raw in stream:
+        head.append(raw)
+        if raw.strip():
+            return head, raw[len(_BOM):] if len(head) == 1 and raw.startswith(_BOM) else raw
+    raise InputError("empty input", hint="expected a JSON document or JSON Lines")
+
+
 def read_documents(stream: BinaryIO, *, jsonl: bool | None = None,
                    keep_raw: bool = False) -> Iterator[Document]:
     """Yield the documents of ``stream``.
@@ -131,17 +142,8 @@ def read_documents(stream: BinaryIO, *, jsonl: bool | None = None,
     if jsonl is False:
         yield _whole(stream.read(), keep_raw)
         return
-    first = b""
-    line_no = 0
-    for raw in stream:
-        line_no += 1
-        if raw.strip():
-            first = raw
-            break
-    if not first:
-        raise InputError("empty input", hint="expected a JSON document or JSON Lines")
-    if line_no == 1 and first.startswith(_BOM):
-        first = first[len(_BOM) :]
+    head, first = first_line(stream)
+    line_no = len(head)
     try:
         value = loads(first)
     except InputError as err:

@@ -352,15 +352,7 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
     if fmt not in (AUTO, *LOG_FORMATS):
         return _Rest([], stream)
     start = _tell(stream)
-    head: list[bytes] = []
-    first = b""
-    for raw in stream:
-        head.append(raw)
-        if raw.strip():
-            first = raw
-            break
-    if not first:
-        raise InputError("empty input", hint="expected a JSON document or JSON Lines")
+    head, first = io.first_line(stream)
     log = fmt if fmt in LOG_FORMATS else None
     if log is None:
         try:

@@ -18,7 +18,7 @@ from hermesctx.cli.options import (
 )
 from hermesctx.cli.runner import ReportSink, documents, get_env, write_back
 from hermesctx.config import load_settings
-from hermesctx.errors import HermesctxError, InputError, UsageError
+from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
 
 
@@ -134,16 +134,8 @@ def _raw_lines(env, path, jsonl, log_check=False):
     from hermesctx.cli.runner import open_input
 
     with open_input(env, path) as stream:
-        line_no, first = 0, b""
-        for raw in stream:
-            line_no += 1
-            if raw.strip():
-                first = raw
-                break
-        if not first:
-            raise InputError("empty input", hint="expected a JSON document or JSON Lines")
-        if line_no == 1 and first.startswith(io._BOM):
-            first = first[len(io._BOM):]
+        head, first = io.first_line(stream)
+        line_no = len(head)
         if jsonl is None or log_check:
             try:
                 value = io.loads(first)
