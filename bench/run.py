@@ -62,16 +62,21 @@ def baseline(path: str) -> float:
     return time.perf_counter() - start
 
 
-def run_stage(argv: list[str], path: str) -> tuple[float, int, str]:
+def run_stage(argv: list[str], path: str) -> tuple[float, int, str, float]:
+    """One run: seconds, exit status, the end of stderr, and the peak RSS in MiB (os.wait4 gives
+    the child's own resource usage: memory that grew with the batch would show here)."""
     spill_dir = tempfile.mkdtemp(prefix="hermesctx-bench-")
     try:
         args = [a.replace("{dir}", spill_dir) for a in argv]
-        with open(os.devnull, "wb") as null:
+        with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
             start = time.perf_counter()
-            proc = subprocess.run([*hermesctx_argv(), "--quiet", *args, path], stdout=null,
-                                  stderr=subprocess.PIPE)
+            proc = subprocess.Popen([*hermesctx_argv(), "--quiet", *args, path], stdout=null, stderr=err)
+            _, wait_status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - start
-        return elapsed, proc.returncode, proc.stderr.decode(errors="replace").strip()[-300:]
+            proc.returncode = os.waitstatus_to_exitcode(wait_status)
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip()[-300:]
+        return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
 
@@ -107,10 +112,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:32} skipped (no such command yet)")
             results.append({"stage": name, "skipped": True})
             continue
-        times, status, err = [], 0, ""
+        times, status, err, peak = [], 0, "", 0.0
         for _ in range(args.repeat):
-            elapsed, status, err = run_stage(stage_argv, path)
+            elapsed, status, err, rss = run_stage(stage_argv, path)
             times.append(elapsed)
+            peak = max(peak, rss)
             if status not in (0, 1):  # 1: a check found something; anything else is a failure
                 break
             if name not in TARGETED and elapsed > SLOW:
@@ -123,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             mark = "ok" if ratio >= TARGET else f"UNDER {TARGET}x"
         if status not in (0, 1):
             mark = f"FAILED (exit {status}: {err})"
-        print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x  {mark}")
+        print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x {peak:7.0f} MiB peak  {mark}")
         results.append({"stage": name, "argv": stage_argv, "seconds": round(best, 3),
+                        "peak_rss_mib": round(peak, 1),
                         "all_seconds": [round(t, 3) for t in times], "mb_per_s": round(rate, 2),
                         "ratio": round(ratio, 3), "exit": status,
                         "target": TARGET if name in TARGETED else None})
