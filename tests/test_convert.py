@@ -641,3 +641,10 @@ def test_a_chat_list_with_a_stray_message_type_stays_a_chat_list():
                             {"type": "function_call", "call_id": "c", "name": "t", "arguments": "{}"}]) == "responses"
     r = invoke(["sanitize"], json.dumps(chat).encode())
     assert r.status == 0 and r.json == chat
+
+
+@pytest.mark.parametrize("target", ["sharegpt", "anthropic"])
+def test_a_role_that_is_not_a_string_cannot_be_converted(target):
+    r = invoke(["convert", "--to", target], json.dumps([{"role": ["x"], "content": "hi"}]).encode())
+    assert r.status == 3 and r.stdout == b""
+    assert r.stderr.strip().endswith(f"messages[0]: a role that is not a string cannot be written as {target}")

@@ -201,3 +201,11 @@ def test_a_part_type_that_is_not_a_string_is_no_image():
     r = invoke(["prune", "--tail-tokens", "0", "--protect-last-n", "0"], json.dumps(odd).encode())
     assert r.status == 0, r.stderr
     assert r.json == odd  # a list result is not stubbed; its odd part is not taken for an image
+
+
+def test_a_body_with_an_odd_role_is_marked_as_openai_messages():
+    body = {"model": "gpt-4o", "max_tokens": 1024,
+            "messages": [{"role": [], "content": [{"type": "tool_use", "id": "x", "name": "", "input": None}]}]}
+    r = invoke(["cache-mark"], json.dumps(body).encode())
+    assert r.status == 0, r.stderr
+    assert r.json["messages"][0]["content"][-1]["cache_control"] == {"type": "ephemeral"}

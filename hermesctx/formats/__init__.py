@@ -113,6 +113,12 @@ def from_openai(doc: Any, target: str, lost: dict) -> Any:
         return doc
     if isinstance(doc, list):
         doc = {"messages": doc}
+    messages = doc.get("messages")
+    for i, msg in enumerate(messages if isinstance(messages, list) else []):
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role is not None and not isinstance(role, str):
+            raise InputError(f"a role that is not a string cannot be written as {target}",
+                             where=f"messages[{i}]")
     if target == ANTHROPIC:
         return anthropic.to_anthropic(doc, lost)
     if target == SHAREGPT:

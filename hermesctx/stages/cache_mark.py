@@ -238,7 +238,7 @@ def _is_anthropic_body(doc: Any, messages: list) -> bool:
 
     def fits(msg: dict) -> bool:
         content, role = msg.get("content"), msg.get("role")
-        if role not in wrong:
+        if not isinstance(role, str) or role not in wrong:
             return False
         if isinstance(content, list):
             return all(isinstance(p, dict) and p.get("type") not in wrong[role] for p in content)
