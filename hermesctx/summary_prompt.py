@@ -81,7 +81,8 @@ def _flatten(content: Any) -> Any:
         if isinstance(part, dict):
             kind = part.get("type")
             if kind == "text":
-                out.append(part.get("text", ""))
+                text = part.get("text")  # null or a number: Hermes's join would fail; kept readable
+                out.append(text if isinstance(text, str) else "" if text is None else str(text))
             elif part_type(part) in IMAGE_PART_TYPES:
                 out.append(_image_label(part))
             else:

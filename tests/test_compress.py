@@ -266,3 +266,14 @@ def test_parts_whose_type_is_not_a_string_are_measured_not_a_crash():
     assert r.status == 0, r.stderr
     out = r.json
     assert out[0]["content"].startswith("s\n\n[Note: ") and out[-2:] == odd[-2:] and len(out) < len(odd)
+
+
+def test_a_text_part_holding_null_or_a_number_is_serialized_not_a_crash():
+    """Found by `make fuzz`: the summarizer input joined a null text (exit 70)."""
+    odd = [{}, {}, {}, {"role": "user"},
+           {"role": "assistant", "tool_calls": [], "content": [{"type": "text", "text": None},
+                                                               {"type": "text", "text": 5}]},
+           {}, {}, {}]
+    r = invoke(["compress"], json.dumps(odd).encode())
+    assert r.status == 0, r.stderr
+    assert r.json == odd  # a summary would be bigger than these few tokens: the input comes back

@@ -172,9 +172,26 @@ def test_hostile_bytes(spec, raw):
     _check(spec.split() + extra, raw, transform=transform)
 
 
+def _mixed(doc) -> bool:
+    """OpenAI tool messages/calls beside Anthropic tool blocks. Hermes repairs only the OpenAI
+    side of such a transcript; once that side is gone a second pass sees an Anthropic transcript
+    and repairs its blocks (D6), so one more pass can change it."""
+    from hermesctx.messages import part_type
+
+    raw = doc.get("messages") if isinstance(doc, dict) else doc
+    msgs = [m for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+    openai = any(m.get("role") == "tool" or m.get("tool_calls") for m in msgs)
+    blocks = any(part_type(p) in ("tool_use", "tool_result") for m in msgs
+                 if isinstance(m.get("content"), list) for p in m["content"])
+    return openai and blocks
+
+
 @pytest.mark.parametrize("spec", ["sanitize", "sanitize --stub", "cache-mark", "prune --tail-tokens 0"])
 @given(doc=document)
 def test_idempotent(spec, doc):
+    """Once is twice, except where Hermes itself is not idempotent: mixed transcripts (above),
+    `--stub` leaving `tool_calls: []` that the next pass drops, and a prune stub over 200
+    characters that the next prune summarises again. There two passes reach a fixed point."""
     if not available(spec.split()[0]):
         pytest.skip(f"{spec} not built")
     once = invoke(spec.split(), json.dumps(doc).encode())
@@ -182,7 +199,11 @@ def test_idempotent(spec, doc):
         return
     twice = invoke(spec.split(), once.stdout)
     assert twice.status == 0
-    assert json.loads(twice.stdout) == json.loads(once.stdout)
+    if spec == "cache-mark" or (spec == "sanitize" and not _mixed(doc)):
+        assert json.loads(twice.stdout) == json.loads(once.stdout)
+        return
+    thrice = invoke(spec.split(), twice.stdout)
+    assert thrice.status == 0 and json.loads(thrice.stdout) == json.loads(twice.stdout)
 
 
 def test_large_transcript_and_huge_result():
