@@ -59,13 +59,46 @@ def _shadow(msg: dict) -> dict:
     return shadow
 
 
+_LONG_TEXT = 2048  # a content string longer than this is measured without printing it
+# bytes.translate(None, delete) tables: what is left is the control characters repr writes as
+# \xNN, or the characters repr writes with one backslash more (\n \r \t \\)
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\n\r\t")
+_NOT_ESCAPED = bytes(b for b in range(256) if b not in b"\n\r\t\\")
+
+
 def message_chars(msg: Any) -> int:
-    """Length of the printed form Hermes measures for one message."""
+    """Length of the printed form Hermes measures for one message: ``len(str(msg))``.
+
+    A long string content (tool output, a pasted file) is measured by :func:`repr_len` instead
+    of being printed: the same number, without copying the text."""
     if not isinstance(msg, dict):
         return len(str(msg))
     if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(msg.get("content")):
         msg = _shadow(msg)
+    content = msg.get("content")
+    if isinstance(content, str) and len(content) > _LONG_TEXT:
+        return len(str({**msg, "content": ""})) - 2 + repr_len(content)
     return len(str(msg))
+
+
+def repr_len(text: str) -> int:
+    """``len(repr(text))`` without building the repr. Python prints a string in single quotes
+    (double quotes when it holds a ' and no "), doubles backslashes and the escaped quote, writes
+    tab, newline and carriage return as two characters, keeps every other printable character
+    and escapes the rest (that rare case is measured by printing it)."""
+    if text.isascii():  # the usual tool output: two C passes over its bytes
+        raw = text.encode("ascii")
+        if raw.translate(None, _NOT_CONTROL):
+            return len(repr(text))
+        quotes = text.count("'") if "'" in text and '"' in text else 0
+        return len(text) + 2 + len(raw.translate(None, _NOT_ESCAPED)) + quotes
+    newlines, returns, tabs = text.count("\n"), text.count("\r"), text.count("\t")
+    rest = text.replace("\n", "").replace("\r", "").replace("\t", "") if newlines or returns or tabs else text
+    if not rest.isprintable():
+        return len(repr(text))
+    singles = text.count("'")
+    escaped_quotes = singles if singles and '"' in text else 0
+    return len(text) + 2 + text.count("\\") + newlines + returns + tabs + escaped_quotes
 
 
 def _has_image_or_multimodal(content: Any) -> bool:
@@ -100,6 +133,26 @@ def rough_messages(messages: list) -> int:
         chars += message_chars(msg)
         images += image_count(msg)
     return (chars + 3) // 4 + IMAGE_TOKENS * images
+
+
+def rough_before_after(before: list, after: list) -> tuple[int, int]:
+    """:func:`rough_messages` of a stage's input and output. A stage hands back the messages it
+    did not change as the same objects: each of those is measured once, not twice."""
+    measured: dict[int, tuple[int, int]] = {}
+
+    def rough(messages: list, remember: bool) -> int:
+        chars = images = 0
+        for msg in messages:
+            size = measured.get(id(msg)) if not remember else None
+            if size is None:
+                size = message_chars(msg), image_count(msg)
+                if remember:
+                    measured[id(msg)] = size
+            chars += size[0]
+            images += size[1]
+        return (chars + 3) // 4 + IMAGE_TOKENS * images
+
+    return rough(before, True), rough(after, False)
 
 
 def rough_tools(tools: Any) -> int:

@@ -5,9 +5,16 @@ import copy
 import json
 
 import pytest
-from conftest import FIXTURES, invoke
+from conftest import EXAMPLES, FIXTURES, invoke
 
-from hermesctx.stages.prune import DUPLICATE_TEXT, prune, prune_messages, tail_boundary, truncate_args_json
+from hermesctx.stages.prune import (
+    DUPLICATE_TEXT,
+    describe,
+    prune,
+    prune_messages,
+    tail_boundary,
+    truncate_args_json,
+)
 
 TOOL_HEAVY = json.loads((FIXTURES / "prune" / "tool-heavy.json").read_text(encoding="utf-8"))
 
@@ -180,3 +187,22 @@ def test_mixed_transcript_is_pruned_as_openai_like_hermes():
     out, report = prune_messages([*blocks, USER], protect_tail_count=1)
     assert out[1]["content"][0]["content"] == "[read_file] read b from line 1 (300 chars)"
     assert report["stubbed"] == 1
+
+
+def test_quiet_prune_skips_measuring_but_not_pruning(tmp_path):
+    raw = (EXAMPLES / "batch.jsonl").read_bytes()
+    loud, quiet = invoke(["prune"], raw), invoke(["-q", "prune"], raw)
+    assert loud.status == quiet.status == 0 and loud.stdout == quiet.stdout and quiet.stderr == ""
+    assert "tokens" in loud.stderr
+    report = tmp_path / "r.jsonl"
+    reported = invoke(["-q", "prune", "--report", str(report)], raw)
+    assert reported.stdout == loud.stdout
+    rows = [json.loads(line) for line in report.read_text().splitlines()]
+    assert rows and all(isinstance(r["tokens_before"], int) and r["tokens_after"] <= r["tokens_before"] for r in rows)
+
+
+def test_describe_without_measurement():
+    doc = [{"role": "user", "content": "hi"}]
+    _, report = prune(doc, measure=False)
+    assert report["tokens_before"] is None and report["tokens_after"] is None
+    assert describe(report) == "pruned 0 tool results (0 duplicates), 0 arguments truncated"

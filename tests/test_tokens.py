@@ -3,6 +3,8 @@
 import copy
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hermesctx import tokens
 
@@ -102,3 +104,17 @@ def test_unhashable_part_type_is_no_image(kind):
     assert tokens.image_count(msg) == 0
     assert tokens.rough_messages([msg]) == (len(str(msg)) + 3) // 4
     assert tokens.tail_tokens(msg) == 10
+
+
+@given(st.one_of(st.text(alphabet=st.one_of(st.characters(), st.sampled_from("'\"\\\n\r\t\x7f\x00 é日😀\u2028"))),
+                 st.text(alphabet=st.characters(max_codepoint=127)),
+                 st.text(alphabet=st.sampled_from("ab '\"\\\n\t\r\x1b"))))
+def test_repr_len_is_the_length_of_the_repr(text):
+    assert tokens.repr_len(text) == len(repr(text))
+
+
+@pytest.mark.parametrize("text", ["x" * 3000, "it's\n" * 700, "it's \"q\"\\\t" * 300, "é日本\r\n" * 600,
+                                  "bad\x00byte " * 400, "\u2028" * 2100])
+def test_long_content_is_measured_as_printed(text):
+    msg = {"role": "tool", "content": text, "tool_call_id": "c'1", "name": "read_file"}
+    assert tokens.message_chars(msg) == len(str(msg))

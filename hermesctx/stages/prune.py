@@ -12,7 +12,6 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -122,9 +121,11 @@ def _call_index(messages: list) -> dict:
     return index
 
 
-def _dedup_key(content: Any) -> str | None:
+def _dedup_key(content: Any) -> bytes | None:
+    """Results are duplicates when their UTF-8 bytes are (lone surrogates replaced), as Hermes
+    compares them; the bytes themselves are the key, not a digest of them."""
     if isinstance(content, str) and len(content) >= DEDUP_FLOOR:
-        return hashlib.md5(content.encode("utf-8", errors="replace")).hexdigest()[:12]
+        return content.encode("utf-8", errors="replace")
     return None
 
 
@@ -329,8 +330,11 @@ def anthropic_blocks_apply(messages: list) -> bool:
     return has_blocks
 
 
-def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None) -> tuple[Any, dict]:
-    """The ``prune`` stage on a document: ``(new_doc, report)`` with rough tokens before/after."""
+def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
+          measure: bool = True) -> tuple[Any, dict]:
+    """The ``prune`` stage on a document: ``(new_doc, report)`` with rough tokens before/after
+    (None with ``measure=False``: measuring costs more than pruning, and a caller whose report
+    goes nowhere can skip it)."""
     messages = messages_of(doc)
     check_messages(messages)
     if protect_last_n < 0:
@@ -339,8 +343,8 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None)
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
     new, report = prune_messages(messages, protect_tail_count=protect_last_n,
                                  protect_tail_tokens=tail_tokens, fmt=detect_format(messages))
-    report["tokens_before"] = tokens.rough_messages(messages)
-    report["tokens_after"] = tokens.rough_messages(new)
+    report["tokens_before"], report["tokens_after"] = (
+        tokens.rough_before_after(messages, new) if measure else (None, None))
     report["protect_last_n"] = protect_last_n
     report["tail_tokens"] = tail_tokens
     return with_messages(doc, new), report
@@ -348,6 +352,8 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None)
 
 def describe(report: dict) -> str:
     verb = "would prune" if report.get("dry_run") else "pruned"
-    return (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
-            f"{report['args_truncated']} arguments truncated; "
-            f"~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens")
+    line = (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
+            f"{report['args_truncated']} arguments truncated")
+    if report.get("tokens_before") is None:
+        return line
+    return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"

@@ -49,11 +49,13 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
     """
     env = get_env()
     fmt = format_kwargs(params)
-    transform_stream(env, input, make(params, env), jsonl=jsonl, pretty=pretty, report=report,
+    # the report's token counts cost more than the pruning: skipped when nothing shows them
+    run = make(params, env, measure=bool(report) or not env.quiet)
+    transform_stream(env, input, run, jsonl=jsonl, pretty=pretty, report=report,
                      describe=stage.describe, in_place=in_place, backup=backup, formats=fmt)
 
 
-def make(params: dict, env):
+def make(params: dict, env, *, measure: bool = True):
     """The stage as a function of one document (shared by the command and `hermesctx run`)."""
     # --protect-last-n is Hermes's protect_tail_count and may be 0 (no floor: the token budget
     # alone, or with --tail-tokens 0 everything); the config key keeps its own range (>= 1, D4)
@@ -64,7 +66,7 @@ def make(params: dict, env):
 
     def run(doc):
         budget = tail_tokens if tail_tokens is not None else tail_budget(settings, doc)
-        new, rep = stage.prune(doc, protect_last_n=last_n, tail_tokens=budget)
+        new, rep = stage.prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=measure)
         if dry_run:
             for change in rep["changes"]:
                 block = f" block {change['block']}" if "block" in change else ""
