@@ -105,6 +105,20 @@ def _has_float(value: Any) -> bool:
     return False
 
 
+def loads_like_json(text: Any) -> Any:
+    """``json.loads(text)``, the same value and the same exceptions, through orjson when it
+    gives that value (it refuses NaN and lone surrogates, and turns 20-digit integers into
+    floats: those go to the stdlib parser)."""
+    try:
+        value = orjson.loads(text)
+    except (orjson.JSONDecodeError, TypeError):
+        return json.loads(text)
+    if _has_float(value) and _LONG_DIGITS.search(
+            text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)):
+        return json.loads(text)
+    return value
+
+
 def dumps(value: Any, *, pretty: bool = False) -> bytes:
     """Serialize one value as UTF-8 JSON with a trailing newline."""
     try:

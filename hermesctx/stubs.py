@@ -11,10 +11,11 @@ what appears in Hermes's stubs.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
+
+from hermesctx.io import loads_like_json
 
 _EXIT_CODE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 _TOTAL_COUNT = re.compile(r'"total_count"\s*:\s*(\d+)')
@@ -157,7 +158,7 @@ _FORMATTERS: dict[str, Callable[[_Result], str]] = {
 
 def _parse_args(args_json: Any) -> dict:
     try:
-        args = json.loads(args_json) if args_json else {}
+        args = loads_like_json(args_json) if args_json else {}
     except (ValueError, TypeError):
         return {}
     return args if isinstance(args, dict) else {}

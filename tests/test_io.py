@@ -1,6 +1,7 @@
 """Document reading and writing: shapes, JSON Lines detection, lossless round trips, errors."""
 
 import io as _io
+import json
 
 import pytest
 
@@ -73,3 +74,19 @@ def test_write_atomic(tmp_path):
     io.write_atomic(str(target), b"{}")
     assert target.read_bytes() == b"{}"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize("text", ['{"a": 1, "a": 2}', '[123456789012345678901234, 1.5]', '{"n": -12345678901234567890}',
+                                  '"\\ud800"', "NaN", '{"x": Infinity}', "1e400", '  {"a": [1, {"b": null}]}  ',
+                                  '{"a": "é日😀"}', "12345678901234567890123", "-0", "0.1"])
+def test_loads_like_json_gives_what_json_gives(text):
+    assert repr(io.loads_like_json(text)) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "\ufeff{}", None, 12, {"a": 1}])
+def test_loads_like_json_raises_what_json_raises(text):
+    with pytest.raises(Exception) as ours:
+        io.loads_like_json(text)
+    with pytest.raises(Exception) as theirs:
+        json.loads(text)
+    assert type(ours.value) is type(theirs.value)

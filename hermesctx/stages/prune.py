@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from hermesctx import tokens
+from hermesctx.io import loads_like_json
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
@@ -75,7 +76,7 @@ def truncate_args_json(args: Any) -> Any:
     """Hermes ``_truncate_tool_call_args_json``: long string leaves cut, JSON kept valid;
     arguments that do not parse come back unchanged."""
     try:
-        parsed = json.loads(args)
+        parsed = loads_like_json(args)
     except (ValueError, TypeError, RecursionError):
         return args
     return json.dumps(_shrink(parsed), ensure_ascii=False)
