@@ -90,18 +90,23 @@ def loads(raw: bytes | str) -> Any:
 
 
 def _has_float(value: Any) -> bool:
-    """Whether a parsed value holds a float anywhere (iterative: any nesting depth)."""
+    """Whether a parsed value holds a float anywhere (iterative: any nesting depth; only the
+    containers go on the stack, the leaves, mostly strings, are looked at where they are)."""
+    kind = type(value)
+    if kind is float:
+        return True
+    if kind is not dict and kind is not list:
+        return False
     stack = [value]
-    pop, push = stack.pop, stack.extend
+    pop, push = stack.pop, stack.append
     while stack:
         item = pop()
-        kind = type(item)
-        if kind is dict:
-            push(item.values())
-        elif kind is list:
-            push(item)
-        elif kind is float:
-            return True
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is float:
+                return True
+            if kind is dict or kind is list:
+                push(child)
     return False
 
 

@@ -220,12 +220,25 @@ def _serialized_len(value: Any) -> int:
 def tail_tokens(msg: dict) -> int:
     """Hermes ``_estimate_msg_budget_tokens``: content//4 + 10 + each call's repr//4 + replay fields."""
     tokens = _content_len(msg.get("content") or "") // 4 + 10
-    for tc in calls_of(msg):
-        if isinstance(tc, dict):
-            tokens += len(str(tc)) // 4
+    if "tool_calls" in msg:
+        for tc in calls_of(msg):
+            if isinstance(tc, dict):
+                tokens += _call_chars(tc) // 4
     for key in _REPLAY_KEYS:
-        tokens += _serialized_len(msg.get(key)) // 4
+        value = msg.get(key)
+        if value is not None:
+            tokens += _serialized_len(value) // 4
     return tokens
+
+
+def _call_chars(call: dict) -> int:
+    """``len(str(call))``; long ``function.arguments`` (a file being written) measured by
+    :func:`repr_len` rather than printed."""
+    fn = call.get("function")
+    args = fn.get("arguments") if isinstance(fn, dict) else None
+    if isinstance(args, str) and len(args) > _LONG_TEXT:
+        return len(str({**call, "function": {**fn, "arguments": ""}})) - 2 + repr_len(args)
+    return len(str(call))
 
 
 # --- exact counting ------------------------------------------------------------------------

@@ -90,3 +90,14 @@ def test_loads_like_json_raises_what_json_raises(text):
     with pytest.raises(Exception) as theirs:
         json.loads(text)
     assert type(ours.value) is type(theirs.value)
+
+
+@pytest.mark.parametrize("value,expected", [(1.5, True), (1, False), ("1.5", False), ([], False), ({}, False),
+                                            ([[[[1.0]]]], True), ({"a": {"b": [1, 2, {"c": 0.5}]}}, True),
+                                            ({"a": [1, "2", None, True]}, False), ([[], {}, [{}]], False)])
+def test_has_float_looks_everywhere(value, expected):
+    assert io._has_float(value) is expected
+
+
+def test_a_twenty_digit_integer_stays_exact():
+    assert io.loads(b'{"usage": {"n": 123456789012345678901234}, "x": [0.5]}')["usage"]["n"] == 123456789012345678901234

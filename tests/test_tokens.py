@@ -118,3 +118,10 @@ def test_repr_len_is_the_length_of_the_repr(text):
 def test_long_content_is_measured_as_printed(text):
     msg = {"role": "tool", "content": text, "tool_call_id": "c'1", "name": "read_file"}
     assert tokens.message_chars(msg) == len(str(msg))
+
+
+@pytest.mark.parametrize("args", ["{}", '{"path": "a.py", "content": "' + "it's\\n" * 900 + '"}', "é" * 3000])
+def test_tail_estimate_of_a_call_with_long_arguments_is_its_printed_length(args):
+    call = {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": args}}
+    msg = {"role": "assistant", "content": "", "tool_calls": [call, "odd"]}
+    assert tokens.tail_tokens(msg) == 10 + len(str(call)) // 4

@@ -170,22 +170,22 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
         else:
             seen.add(key)
 
+    # outside the tail: tool results become stubs, long call arguments are cut (one pass:
+    # the two rules touch different messages)
     for i in range(max(boundary, 0)):
         msg = result[i]
-        if msg.get("role") != "tool":
+        role = msg.get("role")
+        if role == "tool":
+            cid = _hashable(msg.get("tool_call_id", ""))
+            name, args = index.get(cid, ("unknown", ""))
+            new = _stub_content(msg.get("content", ""), name, args)
+            if new is not None:
+                result[i] = {**msg, "content": new}
+                report["stubbed"] += 1
+                report["changes"].append({"index": i, "change": "stubbed"})
             continue
-        cid = _hashable(msg.get("tool_call_id", ""))
-        name, args = index.get(cid, ("unknown", ""))
-        new = _stub_content(msg.get("content", ""), name, args)
-        if new is not None:
-            result[i] = {**msg, "content": new}
-            report["stubbed"] += 1
-            report["changes"].append({"index": i, "change": "stubbed"})
-
-    for i in range(max(boundary, 0)):
-        msg = result[i]
         calls = msg.get("tool_calls")
-        if msg.get("role") != "assistant" or not calls or not isinstance(calls, list):
+        if role != "assistant" or not calls or not isinstance(calls, list):
             continue
         new_calls = []
         changed = 0
