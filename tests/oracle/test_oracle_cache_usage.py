@@ -60,27 +60,30 @@ USAGES = [
      "completion_tokens_details": {"reasoning_tokens": 4}},
 ]
 MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+# the buckets compared, and what every Hermes snippet below starts with
+_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+         "prompt_tokens", "total_tokens"]
+_NS = """
+from types import SimpleNamespace
+from agent.usage_pricing import normalize_usage, estimate_usage_cost
+def ns(v):
+    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
+MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
+def nums(c):
+    return [c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
+            c.prompt_tokens, c.total_tokens]
+def cost(r):
+    return [None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label, r.pricing_version,
+            list(r.notes)]
+"""
 
 
 def test_normalize_usage_matches_hermes():
     cases = [[u, p] for u in USAGES for p in MODES]
-    theirs = hermes("""
-from types import SimpleNamespace
-from agent.usage_pricing import normalize_usage
-def ns(v):
-    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
-MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
-result = []
-for u, p in data:
-    c = normalize_usage(ns(u), api_mode=MODES[p])
-    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
-                   c.prompt_tokens, c.total_tokens])
-""", cases)
-    keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-            "prompt_tokens", "total_tokens"]
+    theirs = hermes(_NS + "result = [nums(normalize_usage(ns(u), api_mode=MODES[p])) for u, p in data]", cases)
     for (usage, provider), expected in zip(cases, theirs):
         ours = normalize_usage(usage, provider=provider)
-        assert [ours[k] for k in keys] == expected, (usage, provider)
+        assert [ours[k] for k in _KEYS] == expected, (usage, provider)
 
 
 def test_cost_matches_hermes():
@@ -171,26 +174,13 @@ def _random_usage(rng):
 def test_normalize_usage_random_shapes_match_hermes():
     rng = random.Random(17)
     cases = [[_random_usage(rng), p] for _ in range(600) for p in MODES]
-    theirs = hermes("""
-from types import SimpleNamespace
-from agent.usage_pricing import normalize_usage
-def ns(v):
-    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
-MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
-result = []
-for u, p in data:
-    c = normalize_usage(ns(u), api_mode=MODES[p])
-    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
-                   c.prompt_tokens, c.total_tokens])
-""", cases)
-    keys = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-            "prompt_tokens", "total_tokens"]
+    theirs = hermes(_NS + "result = [nums(normalize_usage(ns(u), api_mode=MODES[p])) for u, p in data]", cases)
     for (usage, provider), expected in zip(cases, theirs):
         ours = normalize_usage(usage, provider=provider) if usage else None
         if ours is None:
             assert expected == [0] * 7  # an empty usage object
             continue
-        assert [ours[k] for k in keys] == expected, (usage, provider)
+        assert [ours[k] for k in _KEYS] == expected, (usage, provider)
 
 
 def _sprinkle_markers(rng, msgs):
@@ -242,19 +232,11 @@ def test_cli_usage_and_cost_match_hermes_call_site():
     models = ["claude-sonnet-4-5", "claude-opus-4-7", "claude-haiku-4-5", "claude-3-haiku-20240307", "gpt-4o",
               "gpt-4.1-mini", "o3", "gpt-5.6-luna", "unknown-model", "anthropic/claude-opus-4.7"]
     cases = [[rng.choice(USAGES), rng.choice(["anthropic", "openai"]), rng.choice(models)] for _ in range(150)]
-    theirs = hermes("""
-from types import SimpleNamespace
-from agent.usage_pricing import normalize_usage, estimate_usage_cost
-def ns(v):
-    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
-MODES = {"anthropic": "anthropic_messages", "openai": "chat_completions"}
+    theirs = hermes(_NS + """
 result = []
 for u, p, m in data:
     c = normalize_usage(ns(u), provider=p, api_mode=MODES[p])
-    r = estimate_usage_cost(m, c, provider=p)
-    result.append([c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
-                   None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label,
-                   r.pricing_version, list(r.notes)])
+    result.append(nums(c)[:5] + cost(estimate_usage_cost(m, c, provider=p)))
 """, cases)
     for (usage, provider, model), expected in zip(cases, theirs):
         result = invoke(["--quiet", "normalize-usage", "--provider", provider, "--model", model], usage)
@@ -386,21 +368,6 @@ _SHAPES = {  # top-level keys, nested objects and their keys, per usage family
 }
 _ODD = [None, 0, 1, 7, 4096, -1, -20, 3.7, -3.7, 0.0, 1e20, 10 ** 25, True, False, "120", "20.5", " 12 ", "",
         "abc", [], {}, [1]]
-_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-         "prompt_tokens", "total_tokens"]
-_NS = """
-from types import SimpleNamespace
-from agent.usage_pricing import normalize_usage, estimate_usage_cost
-def ns(v):
-    return SimpleNamespace(**{k: ns(x) for k, x in v.items()}) if isinstance(v, dict) else v
-MODES = {"anthropic": "anthropic_messages", "codex": "codex_responses", "openai": "chat_completions"}
-def nums(c):
-    return [c.input_tokens, c.output_tokens, c.cache_read_tokens, c.cache_write_tokens, c.reasoning_tokens,
-            c.prompt_tokens, c.total_tokens]
-def cost(r):
-    return [None if r.amount_usd is None else str(r.amount_usd), r.status, r.source, r.label, r.pricing_version,
-            list(r.notes)]
-"""
 
 
 def _shape_usage(rng, shape):
