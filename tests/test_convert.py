@@ -204,7 +204,8 @@ def test_claude_code_report_counts_what_was_read(tmp_path):
     full = tmp_path / "full.json"
     run("convert", "--all-segments", "--include-sidechains", "--report", full, CLAUDE)
     rep = json.loads(full.read_text())
-    assert rep["sidechain_events"] == 4 and rep["off_chain_events"] == 2
+    assert rep["sidechain_events"] == 4 and rep["abandoned_branch_entries"] == 2
+    assert rep["subagents"] == {"inserted": 1, "missing": 0}
     assert rep["lost"] == {"thinking signatures": 1, "tool result is_error flags": 1}
 
 

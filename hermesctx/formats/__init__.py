@@ -190,10 +190,13 @@ class LogReader:
         return doc
 
 
-def log_reader(fmt: str, **kwargs: Any) -> LogReader:
+def log_reader(fmt: str, path: str | None = None, **kwargs: Any) -> LogReader:
+    """``path``: the log's file, where a Claude Code reader finds the subagent files."""
     from hermesctx.formats import claude_code, codex
 
-    return (claude_code.Reader if fmt == CLAUDE_CODE else codex.Reader)(**kwargs)
+    if fmt == CLAUDE_CODE:
+        return claude_code.Reader(path=path, **kwargs)
+    return codex.Reader(**kwargs)
 
 
 def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
@@ -367,7 +370,8 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
             log = None
     if log is None:
         return _Rest(head, stream)
-    return LogStream(log, _Twice(head, stream, start), warn,
+    name = getattr(stream, "name", None)  # a file's path (stdin's is a number)
+    return LogStream(log, _Twice(head, stream, start), warn, path=name if isinstance(name, str) else None,
                      include_sidechains=include_sidechains, all_segments=all_segments)
 
 

@@ -9,8 +9,9 @@ from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages.convert import Counts, convert, describe
 
-_LOG_KEYS = ("session", "segments", "dropped_before_compaction", "off_chain_events",
-             "sidechain_events", "orphan_tool_results", "skipped", "usage")
+_LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "abandoned_branch_entries",
+             "sidechain_events", "subagents", "orphan_tool_results", "duplicate_tool_results",
+             "empty_log", "skipped", "usage")
 
 
 @click.command(epilog=EXIT_STATUS_HELP)

@@ -50,6 +50,8 @@ def command(input, jsonl, stub, check, pretty, in_place, backup, report, **param
             raise (err.located(doc.where) if doc.where else err) from None
         transcripts += 1
         found = stage.find_problems(messages)
+        if (getattr(doc, "info", None) or {}).get("empty_log"):  # a session log gave no message
+            found = [{"message": "the log holds events but no message"}]
         where = f"transcript {transcripts}: "  # 1-based number of the transcript in the batch
         for problem in found:
             env.stderr.write(f"{where}{problem['message']}\n")
