@@ -134,7 +134,8 @@ format_options = _stack(
                  show_default=True,
                  help="Input format; auto detects it (Claude Code and Codex session logs included)."),
     click.option("--include-sidechains", is_flag=True,
-                 help="Session logs: keep sidechain (subagent) events too."),
+                 help="Claude Code logs: insert each subagent's transcript after the result of the "
+                      "Task call that ran it (2.x subagent files are found beside the log)."),
     click.option("--all-segments", is_flag=True,
                  help="Session logs: keep what came before compaction boundaries too."),
 )
