@@ -245,16 +245,27 @@ def _print(rows: list[dict]) -> None:
         for warning in row["warnings"]:
             print("    " + warning)
     genuine = [r for r in rows if r["genuine"]]
-    lost_calls = sum(max(r["visible_tool_use"] - r["kept_tool_calls"], 0) for r in genuine)
-    lost_results = sum(max(r["visible_tool_result"] - r["kept_tool_results"], 0) for r in genuine)
-    print(f"genuine logs: {len(genuine)}; visible calls lost: {lost_calls}; results lost: "
-          f"{lost_results}; sanitize --check false orphans: "
-          f"{sum(r['false_orphans'] if isinstance(r['false_orphans'], int) else 1 for r in genuine)}; "
-          f"0-message logs with exit 0: "
+
+    def total(key: str) -> int:
+        return sum(r[key] for r in genuine if isinstance(r[key], int))
+
+    kept_calls = sum(min(r["kept_tool_calls"], r["visible_tool_use"]) for r in genuine)
+    kept_results = sum(min(r["kept_tool_results"], r["visible_tool_result"]) for r in genuine)
+    print(f"genuine logs: {len(genuine)} of {len(rows)}")
+    print(f"  model-visible tool calls kept: {kept_calls}/{total('visible_tool_use')}, results: "
+          f"{kept_results}/{total('visible_tool_result')}; --all-segments keeps "
+          f"{total('all_segments_tool_calls')}/{total('raw_tool_use')} calls, "
+          f"{total('all_segments_tool_results')}/{total('raw_tool_result')} results of the raw logs")
+    print(f"  sanitize --check: {total('sanitize_problems')} problems, "
+          f"{sum(max(r['false_orphans'] or 0, 0) for r in genuine)} false orphans; "
+          f"abandoned-branch entries: {total('abandoned_branch_entries')}")
+    print(f"  0-message logs with exit 0 and no warning: "
           f"{sum(r['messages_out'] == 0 and r['convert_exit'] == 0 and not r['warnings'] for r in genuine)}; "
           f"exit 70: {sum(70 in (r['convert_exit'], r['sanitize_check_exit']) for r in rows)}; "
-          f"last ask lost: {sum(r['last_ask_kept'] is False for r in genuine)}; "
-          f"detected wrong: {sum(r['detected'] != 'claude-code' for r in rows)}")
+          f"last typed ask lost: {sum(r['last_ask_kept'] is False for r in genuine)}; "
+          f"detected wrong: {sum(r['detected'] != 'claude-code' for r in rows)}; "
+          f"messages: {total('messages_out')}; added by --include-sidechains: "
+          f"{total('sidechains_messages_added')}")
 
 
 def main(argv: list[str] | None = None) -> int:
