@@ -184,6 +184,7 @@ def measure_file(path: Path, copy: Path) -> dict:
     row["kept_tool_results"] = sum(m.get("role") == "tool" for m in messages)
     rep = default["report"]
     row["abandoned_branch_entries"] = rep.get("abandoned_branch_entries", rep.get("off_chain_events"))
+    row["detached_entries"] = rep.get("detached_entries", 0)
     row["orphan_tool_results"] = rep.get("orphan_tool_results")
     row["detected"] = next((line.rsplit(" ", 1)[-1] for line in default["stderr"].splitlines()
                             if "read as " in line), None)
@@ -258,7 +259,8 @@ def _print(rows: list[dict]) -> None:
           f"{total('all_segments_tool_results')}/{total('raw_tool_result')} results of the raw logs")
     print(f"  sanitize --check: {total('sanitize_problems')} problems, "
           f"{sum(max(r['false_orphans'] or 0, 0) for r in genuine)} false orphans; "
-          f"abandoned-branch entries: {total('abandoned_branch_entries')}")
+          f"abandoned-branch entries: {total('abandoned_branch_entries')}, detached: "
+          f"{total('detached_entries')}")
     print(f"  0-message logs with exit 0 and no warning: "
           f"{sum(r['messages_out'] == 0 and r['convert_exit'] == 0 and not r['warnings'] for r in genuine)}; "
           f"exit 70: {sum(70 in (r['convert_exit'], r['sanitize_check_exit']) for r in rows)}; "

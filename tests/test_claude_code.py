@@ -27,10 +27,11 @@ S21 = CC / "2.1" / "7f1e2d3c-4b5a-4c6d-8e9f-0a1b2c3d4e5f.jsonl"
 AGENT21 = CC / "2.1" / "7f1e2d3c-4b5a-4c6d-8e9f-0a1b2c3d4e5f" / "subagents" / "agent-a5e6f7a.jsonl"
 S20 = CC / "2.0" / "3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d.jsonl"
 AGENT20 = CC / "2.0" / "agent-b7c8d9e.jsonl"
+COMPACTION_AGENT = AGENT21.parent / "agent-acompact-c0ffee.jsonl"
 INLINE = CC / "1.0-inline-sidechains.jsonl"
 DANGLING = CC / "dangling-logical-parent.jsonl"
 SUMMARIES = CC / "summaries-only.jsonl"
-LOGS = [S21, AGENT21, S20, AGENT20, INLINE, DANGLING]
+LOGS = [S21, AGENT21, COMPACTION_AGENT, S20, AGENT20, INLINE, DANGLING]
 FLAGS = [(), ("--all-segments",), ("--include-sidechains",), ("--all-segments", "--include-sidechains")]
 
 
@@ -174,6 +175,16 @@ def test_a_standalone_subagent_file_is_read_as_the_agents_transcript():
     assert texts(msgs)[0] == "Trouve les appels de parse_date."
     assert calls_of(msgs) == ["toolu_21s"] and answered_right_after(msgs)
     assert texts(msgs)[-1] == "Deux appels : cli.py:8 et report.py:21."
+
+
+def test_entries_hanging_off_entries_absent_from_the_file_are_detached_not_abandoned():
+    msgs, report, _ = convert(COMPACTION_AGENT)
+    assert report["detached_entries"] == 2 and report["abandoned_branch_entries"] == 0
+    assert texts(msgs) == ["Your task is to create a detailed summary of the conversation so far.",
+                           "<summary>Module de dates rangé, test ajouté.</summary>"]
+    # a compaction agent is named by no Task call: never inserted
+    _, report, _ = convert(S21, "--include-sidechains")
+    assert report["subagents"] == {"inserted": 1, "missing": 0}
 
 
 def test_10_inline_sidechains_are_grouped_by_root_and_matched_by_prompt():

@@ -171,6 +171,7 @@ class Reader(LogReader):
         self.segments = 1
         self.dropped = 0
         self.abandoned = 0
+        self.detached = 0
         self.events = 0
         # second pass
         self.usage: dict | None = None
@@ -271,7 +272,8 @@ class Reader(LogReader):
                 who = f"agent {self.agent}" if self.agent else "subagents"
                 self.warn(f"every conversation event is a sidechain: read as the transcript of {who}")
         chain = self._chain(hashes, links, fallback, leaf)
-        self.keep = self._members(chain, kinds, msgs, call_ids, call_msgs, result_pos, result_ids)
+        self.keep = self._members(chain, kinds, msgs, call_ids, call_msgs, result_pos, result_ids,
+                                  hashes, links)
 
     def _chain(self, hashes: array, links: dict, fallback: dict, leaf: int) -> bytearray:
         """The positions on the parent chain that ends at ``leaf``."""
@@ -294,7 +296,8 @@ class Reader(LogReader):
         return chain
 
     def _members(self, chain: bytearray, kinds: bytearray, msgs: array, call_ids: array,
-                 call_msgs: array, result_pos: array, result_ids: array) -> bytearray:
+                 call_msgs: array, result_pos: array, result_ids: array, hashes: array,
+                 links: dict) -> bytearray:
         """The entries of the transcript: the chain, the other entries of its API messages, and
         the results that answer their calls. Only entries off the chain are looked at twice."""
         if not self.chained:
@@ -322,8 +325,23 @@ class Reader(LogReader):
             for p, calls in off_results.items():
                 if any(call in answered for call in calls):
                     keep[p] = 1
-            self.abandoned = sum(not keep[p] for p in off)
+            self._count_dropped([p for p in off if not keep[p]], hashes, links)
         return keep
+
+    def _count_dropped(self, dropped: list[int], hashes: array, links: dict) -> None:
+        """Entries off the transcript: on an abandoned branch (their branch leaves the chain
+        somewhere in the file), or detached (their parent is not in the file, as the reminders
+        at the head of a compaction agent's file, and what hangs under them)."""
+        parents = {p: (links[p] if p in links else hashes[p - 1]) for p in dropped}
+        wanted = {h for h in parents.values() if h is not None}
+        where = {h: p for p, h in enumerate(hashes) if h in wanted} if wanted else {}
+        detached: set[int] = set()
+        for p in dropped:  # in file order: a parent before its children
+            parent = parents[p]
+            if parent is not None and (parent not in where or where[parent] in detached):
+                detached.add(p)
+        self.detached = len(detached)
+        self.abandoned = len(dropped) - len(detached)
 
     # -- second pass: fold -----------------------------------------------------------------
 
@@ -499,6 +517,8 @@ class Reader(LogReader):
                 "sidechain_events": self.sidechain_events,
                 "orphan_tool_results": self.orphans[0], "skipped": dict(self.skipped),
                 "lost": dict(self.lost), "titles": list(self.titles)}
+        if self.detached:
+            info["detached_entries"] = self.detached
         if self.duplicates[0]:
             info["duplicate_tool_results"] = self.duplicates[0]
         if self.agent_file:

@@ -10,8 +10,8 @@ from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages.convert import Counts, convert, describe
 
 _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "abandoned_branch_entries",
-             "sidechain_events", "subagents", "orphan_tool_results", "duplicate_tool_results",
-             "empty_log", "skipped", "usage")
+             "detached_entries", "sidechain_events", "subagents", "orphan_tool_results",
+             "duplicate_tool_results", "empty_log", "skipped", "usage")
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
