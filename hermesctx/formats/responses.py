@@ -59,6 +59,17 @@ def is_items(value: Any) -> bool:
             and not any(_chat_only(i) for i in value))
 
 
+def is_request(doc: Any) -> bool:
+    """A Responses request or response object: ``input`` (a string or items, plain
+    ``{"role", "content"}`` ones too: a first-turn request has no typed item yet) and no
+    ``messages``, or a response (``"object": "response"`` / ``output`` items)."""
+    if not isinstance(doc, dict) or "messages" in doc:
+        return False
+    if isinstance(doc.get("input"), (str, list)) or doc.get("object") == "response":
+        return True
+    return is_items(doc.get("output"))
+
+
 def _parts(content: Any, lost: dict) -> Any:
     if not isinstance(content, list):
         return content
