@@ -147,10 +147,7 @@ def _count_items(items: list) -> dict:
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
                       "computer_call_output"):
             results.add(item.get("call_id"))
-        elif kind == "mcp_call":
-            calls.add(item.get("id"))
-            results.add(item.get("id"))
-        elif kind in ("web_search_call", "mcp_list_tools", "file_search_call", "image_generation_call",
+        elif kind in ("mcp_call", "web_search_call", "mcp_list_tools", "file_search_call", "image_generation_call",
                       "code_interpreter_call", "mcp_approval_request", "mcp_approval_response"):
             server += 1
         elif item.get("role") == "user" and (kind in (None, "message")):

@@ -261,8 +261,23 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict) -> Any:
     return from_openai(result, out, lost)
 
 
+AS_TEXT = " (as text)"  # a ``lost`` key ending so: kept, but as text
+
+
+def server_side_text(item: dict) -> str:
+    """A server-side tool item or block (Responses ``web_search_call``, ``mcp_list_tools``;
+    Anthropic ``server_tool_use``, ``web_search_tool_result``, ...) as the text that keeps it
+    in a chat transcript: ``[server-side tool KIND] {json of the rest}``."""
+    import json
+
+    rest = {k: v for k, v in item.items() if k != "type"}
+    return f"[server-side tool {item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
+
+
 def describe_lost(lost: dict, target: str) -> list[str]:
-    return [f"{what}: {n} not kept in the {target} output" for what, n in lost.items()]
+    return [f"{what[:-len(AS_TEXT)]}: {n} written as text in the {target} output"
+            if what.endswith(AS_TEXT) else f"{what}: {n} not kept in the {target} output"
+            for what, n in lost.items()]
 
 
 # --- session logs ----------------------------------------------------------------------------
