@@ -4,7 +4,8 @@ not collected by pytest: the logs are other people's sessions and never enter th
 For each file: the format it should be read as (the small table below, from each folder's
 PROVENANCE.md), then every command run in-process on it. Printed per format:
 
-* files, and how many were detected as expected (``convert --report``'s ``from``);
+* files, those every command must refuse (:data:`REFUSED`: exit 3, one line), and how many
+  of the others were detected as expected (``convert --report``'s ``from``);
 * exit codes (any 70 is a failure) and outputs of 0 messages that exited 0;
 * tool calls, tool results and server-side tool items kept by ``convert --to openai`` and
   ``--to anthropic``, against an independent count made from the raw file by a per-format
@@ -55,6 +56,14 @@ EXPECTED = [
     ("pydantic-ai-cassettes", "*.yaml", None),  # VCR cassettes: their bodies are the *.derived.json
 ]
 
+# Files every command must refuse (exit 3, one line), with why: not genuine sessions, and no
+# transcript in them.
+REFUSED = [
+    ("agent-sessions-jazzyalex", "codex_05[0-3]_*", "event-only Codex rollout: no response item"),
+    ("agent-sessions-jazzyalex", "codex__schema_drift.jsonl",
+     "a session browser's schema-drift lines, not a Codex rollout"),
+]
+
 COMMANDS = [
     ("estimate", ["estimate"]),
     ("prune", ["prune"]),
@@ -74,6 +83,29 @@ def expected_format(folder: str, name: str) -> str | None | bool:
         if fnmatch.fnmatch(folder, folder_glob) and fnmatch.fnmatch(name, file_glob):
             return fmt
     return False  # not in the table
+
+
+def refused(folder: str, name: str) -> str | None:
+    for folder_glob, file_glob, why in REFUSED:
+        if fnmatch.fnmatch(folder, folder_glob) and fnmatch.fnmatch(name, file_glob):
+            return why
+    return None
+
+
+def check_refused(path: Path, fmt: str, why: str) -> dict:
+    row: dict = {"file": f"{path.parent.name}/{path.name}", "fails": [], "refused": why,
+                 "detected": fmt, "exits": {}, "outputs": {}}
+    for label, args in COMMANDS:
+        status, _, err = invoke(args + [str(path)])
+        row["exits"][label] = status
+        if status != 3 or len(err.strip().splitlines()) != 1:
+            row["fails"].append(f"{label}: exit {status}, expected a refusal (exit 3, one line)")
+    if fmt == "codex":
+        status, _, err = invoke(["normalize-usage", "--skip-no-usage", "--sum", str(path)])
+        row["exits"]["normalize-usage"] = status
+        if status != 0:
+            row["fails"].append(f"normalize-usage: exit {status} {err.strip()[:160]}")
+    return row
 
 
 def read_bytes(path: Path) -> bytes:
@@ -459,12 +491,16 @@ def main(argv: list[str]) -> int:
                 continue
             if only and fmt != only:
                 continue
+            why = refused(folder.name, path.name)
+            if why:
+                rows[fmt].append(check_refused(path, fmt, why))
+                continue
             rows[fmt].append(check_file(path, fmt, counters[fmt], validate))
     return report(rows, skipped, claude_source, validate, verbose)
 
 
 def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, verbose: bool) -> int:
-    header = ("format", "files", "detect", "exit70", "exit!=0", "0-msg", "calls oa/an/raw",
+    header = ("format", "files", "refused", "detect", "exit70", "exit!=0", "0-msg", "calls oa/an/raw",
               "results oa/an/raw", "server oa/an/raw", "false-orph", "ask kept", "new-valid")
     table = [header]
     failed = 0
@@ -474,10 +510,12 @@ def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, ver
         sums = Counter()
         for row in group:
             truth = row.get("truth") or {}
-            sums["detect"] += row["detected"] == fmt
+            sums["detect"] += row["detected"] == fmt and "refused" not in row
+            sums["refused"] += "refused" in row
+            sums["refused-ok"] += "refused" in row and not row["fails"]
             sums["exit70"] += sum(1 for s in row["exits"].values() if s == 70)
-            sums["nonzero"] += sum(1 for k, s in row["exits"].items() if s not in (0, 1)
-                                   or s == 1 and k != "sanitize-check")
+            sums["nonzero"] += "refused" not in row and sum(
+                1 for k, s in row["exits"].items() if s not in (0, 1) or s == 1 and k != "sanitize-check")
             sums["zero"] += sum(1 for f in row["fails"] if "0 messages" in f)
             for what in ("calls", "results", "server"):
                 sums[f"{what}-raw"] += truth.get(what, 0)
@@ -489,7 +527,7 @@ def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, ver
             sums["newval"] += row.get("new_problems", 0)
             failed += bool(row["fails"])
         table.append((fmt + (f" ({claude_source})" if fmt == "claude-code" else ""), str(n),
-                      f"{sums['detect']}/{n}", str(sums["exit70"]), str(sums["nonzero"]), str(sums["zero"]),
+                      f"{sums['refused-ok']}/{sums['refused']}", f"{sums['detect']}/{n - sums['refused']}", str(sums["exit70"]), str(sums["nonzero"]), str(sums["zero"]),
                       f"{sums['calls-oa']}/{sums['calls-an']}/{sums['calls-raw']}",
                       f"{sums['results-oa']}/{sums['results-an']}/{sums['results-raw']}",
                       f"{sums['server-oa']}/{sums['server-an']}/{sums['server-raw']}",
@@ -505,7 +543,8 @@ def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, ver
     for fmt in sorted(rows):
         for row in rows[fmt]:
             if row["fails"] or verbose:
-                print(f"{row['file']}: " + ("; ".join(row["fails"]) or "ok"))
+                note = f" (refused as meant: {row['refused']})" if "refused" in row else ""
+                print(f"{row['file']}: " + ("; ".join(row["fails"]) or "ok") + note)
     print(f"{failed} file(s) with a failure")
     return 1 if failed else 0
 

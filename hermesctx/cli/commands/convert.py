@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import click
 
 from hermesctx import formats, io
@@ -65,7 +67,10 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     if verbose:
         env.info(f"read as {log.fmt}")
     counts, lost = Counts(), {}
-    formats.write_stream(env.stdout, counts.count(log.messages()), log.tail, target, lost, pretty=pretty)
+    messages = log.messages()
+    first = next(messages, None)  # the first pass, which may refuse the log, before any output
+    messages = itertools.chain([] if first is None else [first], messages)
+    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty)
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
