@@ -180,8 +180,8 @@ def _container_hint(value: Any) -> str:
                     return (f"each record's {key!r} holds a transcript: "
                             f"jq -c '.[].{key}' FILE | hermesctx ...")
                 return f"its {key!r} holds no chat messages (no role): nothing hermesctx reads"
-    return ('expected chat messages (objects with "role"), a request body with "messages", '
-            "or an agent log hermesctx reads (see --from)")
+    return ('expected a JSON array of messages (objects with "role") or an object with a '
+            '"messages" array, or an agent log hermesctx reads (see --from)')
 
 
 # --- documents: to OpenAI and back ----------------------------------------------------------
