@@ -77,8 +77,8 @@ def detect_line(value: Any) -> str | None:
 def detect_document(doc: Any) -> str:
     """The format of one parsed document (never a log format unless it is a lone log event).
 
-    Raises :class:`InputError` for what is no transcript (naming what was seen): a list in
-    which no element has a ``role``, an object with neither ``messages`` nor a known container
+    Raises :class:`InputError` for what is no transcript (naming what was seen): a list of
+    objects none of which has a ``role``, an object with neither ``messages`` nor a known container
     of them."""
     from hermesctx.formats import responses, sharegpt
 
@@ -99,7 +99,7 @@ def detect_document(doc: Any) -> str:
             return RESPONSES
         if sharegpt.is_records(doc):
             return SHAREGPT
-        if doc and not any(isinstance(item, dict) and "role" in item for item in doc):
+        if doc and all(isinstance(item, dict) and "role" not in item for item in doc):
             raise InputError(f"{describe_value(doc)}: not chat messages", hint=_container_hint(doc))
     return detect_line(doc) or _chat_format(doc)
 
@@ -526,7 +526,10 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
     index = 0
     for doc in docs:
         if fmt == AUTO:
-            found = detect_document(doc.data) if first is None else detect_quick(doc.data, first)
+            try:
+                found = detect_document(doc.data) if first is None else detect_quick(doc.data, first)
+            except InputError as err:
+                raise (err.located(doc.where) if doc.where else err) from None
             if first is None and doc.index == 0 and found in PLAIN:
                 first, shared = found, {"format": found, "lost": {}}
         else:

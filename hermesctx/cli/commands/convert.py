@@ -54,6 +54,8 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
                                              jsonl=jsonl, convert_documents=False):
                     try:
                         out, rep = convert(doc.data, source=doc.info["format"], target=target)
+                        for what, n in doc.info["lost"].items():  # what reading it left out
+                            rep["lost"][what] = rep["lost"].get(what, 0) + n
                     except HermesctxError as err:
                         raise (err.located(doc.where) if doc.where else err) from None
                     env.stdout.write(io.dumps(out, pretty=pretty))
