@@ -96,12 +96,18 @@ def _anthropic_tools(tools: Any) -> bool:
     return False
 
 
+def anthropic_body(doc: Any) -> bool:
+    """Whether the top level alone says Anthropic: a key only the Messages API has
+    (``system``, ``mcp_servers``, ...) or Anthropic tool definitions."""
+    return isinstance(doc, dict) and (any(k in doc for k in _ANTHROPIC_KEYS)
+                                      or _anthropic_tools(doc.get("tools")))
+
+
 def detect_format(doc: Any) -> str:
     """``anthropic`` for a body with a top-level key only the Messages API has (``system``,
     ``mcp_servers``, ...), Anthropic tool definitions or any Anthropic-only content block,
     else ``openai``."""
-    if isinstance(doc, dict) and (any(k in doc for k in _ANTHROPIC_KEYS)
-                                  or _anthropic_tools(doc.get("tools"))):
+    if anthropic_body(doc):
         return ANTHROPIC
     messages = doc.get("messages") if isinstance(doc, dict) else doc
     if isinstance(messages, list):

@@ -351,3 +351,16 @@ def test_an_event_only_rollout_is_refused_by_every_command(args):
     assert result.stdout == b""
     (line,) = result.stderr.strip().splitlines()
     assert "a Codex rollout without any response item (session_meta, event_msg/token_count" in line
+
+
+def test_later_lines_of_a_batch_get_a_cheap_shape_test():
+    import orjson
+
+    text = [{"role": "user", "content": [{"type": "text", "text": "a"}]}]
+    assert formats.detect_quick(text, orjson.dumps(text)) == "openai"
+    uses = {"messages": [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "lire", "input": {}}]}]}
+    assert formats.detect_quick(uses, orjson.dumps(uses)) == "anthropic"
+    body = {"system": "s", "messages": [{"role": "user", "content": "a"}]}
+    assert formats.detect_quick(body, orjson.dumps(body)) == "anthropic"
+    assert formats.detect_quick({"input": "a"}, b'{"input":"a"}') == "responses"

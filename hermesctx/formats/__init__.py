@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 
 from hermesctx import io
 from hermesctx.errors import InputError, UsageError
+from hermesctx.messages import anthropic_body
 from hermesctx.messages import detect_format as _chat_format
 
 OPENAI = "openai"
@@ -104,15 +105,20 @@ def detect_document(doc: Any) -> str:
     return detect_line(doc) or _chat_format(doc)
 
 
-def detect_quick(doc: Any, first: str) -> str:
-    """The format of a later line of a JSON Lines batch whose first line was ``first``
-    (``openai`` or ``anthropic``): the same unless the line's shape says otherwise. A cheap
-    test: top-level keys, and message roles and block types up to the first telling one."""
+def detect_quick(doc: Any, raw: bytes | None = None) -> str:
+    """The format of a later line of a JSON Lines batch whose first line was ``openai`` or
+    ``anthropic``, cheaply: chat messages are told by their top-level keys, and their content
+    blocks are looked at only when the line's bytes (``raw``) hold ``"tool_`` (an Anthropic
+    ``tool_use`` / ``tool_result``, or OpenAI tool calls, found at the first one). Anything
+    else goes through :func:`detect_document`."""
     if isinstance(doc, list):
-        return _chat_format(doc) if doc and isinstance(doc[0], dict) and "role" in doc[0] else detect_document(doc)
-    if isinstance(doc, dict) and "messages" in doc:
-        return _chat_format(doc)
-    return detect_document(doc)
+        if doc and not (isinstance(doc[0], dict) and "role" in doc[0]):
+            return detect_document(doc)
+    elif not (isinstance(doc, dict) and "messages" in doc):
+        return detect_document(doc)
+    if raw is not None and b'"tool_' not in raw:
+        return ANTHROPIC if anthropic_body(doc) else OPENAI
+    return _chat_format(doc)
 
 
 # Keys under which agent logs keep a transcript's messages (SWE-agent / mini-swe-agent .traj
@@ -520,22 +526,25 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
     ``info["format"]`` is the format read."""
     from hermesctx.formats import sharegpt
 
-    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or fmt == AUTO)
     first: str | None = None
     shared: dict = {}
     index = 0
     for doc in docs:
+        raw, line_raw = (doc.raw, None) if keep_raw else (None, doc.raw)
+        doc.raw = None  # (a whole document's bytes are not kept while it is worked on)
         if fmt == AUTO:
             try:
-                found = detect_document(doc.data) if first is None else detect_quick(doc.data, first)
+                found = detect_document(doc.data) if first is None else detect_quick(doc.data, line_raw)
             except InputError as err:
                 raise (err.located(doc.where) if doc.where else err) from None
             if first is None and doc.index == 0 and found in PLAIN:
                 first, shared = found, {"format": found, "lost": {}}
         else:
             found = fmt
+        line_raw = None
         if found == first and container_of(doc.data) is None:
-            yield FormatDocument(doc.data, index, doc.line, doc.raw, info=shared)
+            yield FormatDocument(doc.data, index, doc.line, raw, info=shared)
             index += 1
             continue
         if found == SHAREGPT and sharegpt.is_records(doc.data, loose=fmt == SHAREGPT):
@@ -543,7 +552,7 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
                 yield _document(record, found, index, doc.line, None, convert_documents, k + 1)
                 index += 1
             continue
-        yield _document(doc.data, found, index, doc.line, doc.raw, convert_documents)
+        yield _document(doc.data, found, index, doc.line, raw, convert_documents)
         index += 1
 
 
