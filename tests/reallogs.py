@@ -303,12 +303,22 @@ def count_claude_naive(raw: bytes) -> dict:
 
 
 def _claude_counter():
+    """Claude Code's counter: ``independent_counts(events)`` of tests/reallogs_claude.py (the
+    Claude Code helper's, branch h-claude) when it is there, else :func:`count_claude_naive`."""
     try:
-        import reallogs_claude  # the Claude Code helper's counter (branch h-claude)
+        import reallogs_claude
     except ImportError:
         return count_claude_naive, "naive"
-    fn = getattr(reallogs_claude, "count", None) or getattr(reallogs_claude, "count_claude", None)
-    return (fn, "reallogs_claude") if fn else (count_claude_naive, "naive")
+    counts = getattr(reallogs_claude, "independent_counts", None)
+    if counts is None:
+        return count_claude_naive, "naive"
+
+    def count(raw: bytes) -> dict:
+        c = counts([v for v in json_lines(raw) if isinstance(v, dict)])
+        return {"calls": c["visible_tool_use"], "results": c["visible_tool_result"], "server": 0,
+                "unanswered": c["visible_tool_use"] - c["visible_tool_result"], "ask": c["last_ask"]}
+
+    return count, "reallogs_claude"
 
 
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
@@ -377,11 +387,8 @@ def validate_count(path: str, target: str | None = None) -> int | None:
         return None
     count = 0
     for value in json_lines(out):
-        if isinstance(value, dict):
-            problems = value.get("problems")
-            count += len(problems) if isinstance(problems, list) else 1 if "rule" in value else 0
-        elif isinstance(value, list):
-            count += len(value)
+        if isinstance(value, dict) and "rule" in value:  # one problem per line
+            count += bool(value.get("counted", True))
     return count
 
 
@@ -500,7 +507,7 @@ def main(argv: list[str]) -> int:
 
 
 def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, verbose: bool) -> int:
-    header = ("format", "files", "refused", "detect", "exit70", "exit!=0", "0-msg", "calls oa/an/raw",
+    header = ("format", "files", "refused", "detect", "exit70", "exit!=0", "0-msg files", "calls oa/an/raw",
               "results oa/an/raw", "server oa/an/raw", "false-orph", "ask kept", "new-valid")
     table = [header]
     failed = 0
@@ -516,7 +523,7 @@ def report(rows: dict, skipped: Counter, claude_source: str, validate: bool, ver
             sums["exit70"] += sum(1 for s in row["exits"].values() if s == 70)
             sums["nonzero"] += "refused" not in row and sum(
                 1 for k, s in row["exits"].items() if s not in (0, 1) or s == 1 and k != "sanitize-check")
-            sums["zero"] += sum(1 for f in row["fails"] if "0 messages" in f)
+            sums["zero"] += any("0 messages" in f for f in row["fails"])
             for what in ("calls", "results", "server"):
                 sums[f"{what}-raw"] += truth.get(what, 0)
                 for label, short in (("to-openai", "oa"), ("to-anthropic", "an")):
