@@ -377,7 +377,10 @@ def invoke(args: list[str]) -> tuple[int, bytes, str]:
 
 
 def has_validate() -> bool:
-    return invoke(["validate", "--help"])[0] == 0
+    import contextlib
+
+    with contextlib.redirect_stdout(_io.StringIO()):  # click writes --help to sys.stdout
+        return invoke(["validate", "--help"])[0] == 0
 
 
 def validate_count(path: str, target: str | None = None) -> int | None:
