@@ -47,6 +47,15 @@ def roles(messages):
     return [m["role"] for m in messages]
 
 
+def refusal(args) -> str:
+    """The one stderr line of a command that refused its input (exit 3, nothing on stdout)."""
+    result = invoke(args)
+    assert result.status == 3, result.stderr
+    assert result.stdout == b""
+    (line,) = result.stderr.strip().splitlines()
+    return line
+
+
 # --- detection ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("path, name", [
@@ -88,10 +97,7 @@ def test_an_anthropic_body_is_told_by_its_top_level_keys_and_tool_shapes():
 
 @pytest.mark.parametrize("args", COMMANDS)
 def test_an_array_of_records_without_roles_is_refused_naming_what_it_is(args):
-    result = invoke(args + [str(TAU)])
-    assert result.status == 3
-    assert result.stdout == b""
-    (line,) = result.stderr.strip().splitlines()
+    line = refusal(args + [str(TAU)])
     assert line.startswith("hermesctx: error: a JSON array of 2 objects with keys task_id, reward, "
                            "info, traj: not chat messages")
     assert "jq -c '.[].traj'" in line
@@ -285,12 +291,10 @@ def test_gzip_input_reads_as_the_plain_file(tmp_path, path, command):
     assert run(*command, stdin=gzip.compress(path.read_bytes())).stdout == plain.stdout
 
 
-def test_damaged_gzip_is_one_line_exit_3():
-    packed = gzip.compress(EXAMPLES.joinpath("coding-session.json").read_bytes())
-    result = invoke(["estimate"], packed[:40])
-    assert result.status == 3
-    (line,) = result.stderr.strip().splitlines()
-    assert "gzip-compressed but cannot be decompressed" in line
+def test_damaged_gzip_is_one_line_exit_3(tmp_path):
+    damaged = tmp_path / "cut.json.gz"
+    damaged.write_bytes(gzip.compress(EXAMPLES.joinpath("coding-session.json").read_bytes())[:40])
+    assert "gzip-compressed but cannot be decompressed" in refusal(["estimate", str(damaged)])
 
 
 # --- Codex usage ------------------------------------------------------------------------------------
@@ -346,10 +350,7 @@ def test_a_rollout_line_without_usage_is_named():
 
 @pytest.mark.parametrize("args", COMMANDS)
 def test_an_event_only_rollout_is_refused_by_every_command(args):
-    result = invoke(args + [str(CODEX_EVENTS)])
-    assert result.status == 3
-    assert result.stdout == b""
-    (line,) = result.stderr.strip().splitlines()
+    line = refusal(args + [str(CODEX_EVENTS)])
     assert "a Codex rollout without any response item (session_meta, event_msg/token_count" in line
 
 
