@@ -12,7 +12,8 @@ PROVENANCE.md), then every command run in-process on it. Printed per format:
   counter (:data:`COUNTERS`; Claude Code's comes from ``tests/reallogs_claude.py`` when present);
 * false orphans: what ``sanitize --check`` reports on the raw log beyond the pairs that are
   really unanswered in it;
-* the last typed user ask: found in the converted output;
+* the last typed user ask: found in the converted output; for Codex also every call and result
+  of the rollout kept by ``convert --all-segments``;
 * with ``hermesctx validate`` (when it exists): problems in each output that its input did not have.
 
 Usage: ``python tests/reallogs.py [DIR] [--only FORMAT] [--verbose]``. Exit 1 when any
@@ -160,7 +161,10 @@ def count_codex(raw: bytes) -> dict:
         if i > last and (line.get("type") == "response_item" or "payload" not in line):
             if isinstance(payload, dict):
                 items.append(payload)
-    return _count_items(items)
+    out = _count_items(items)
+    every = _count_items(_items(lines))  # --all-segments: every item the rollout recorded
+    out["all_calls"], out["all_results"] = every["calls"], every["results"]
+    return out
 
 
 def _items(lines: list) -> list:
@@ -452,6 +456,12 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         exits["normalize-usage"] = status
         if status not in (0,):
             row["fails"].append(f"normalize-usage: exit {status} {err.strip()[:160]}")
+        status, out, err = invoke(["convert", "--all-segments", "--to", "openai", name])
+        exits["all-segments"] = status
+        got = count_output(out, "openai") if status == 0 else None
+        if truth and got and (got["calls"] < truth["all_calls"] or got["results"] < truth["all_results"]):
+            row["fails"].append(f"convert --all-segments: calls {got['calls']} of {truth['all_calls']}, "
+                                f"results {got['results']} of {truth['all_results']}")
     row["exits"] = exits
     row["outputs"] = {k: {kk: vv for kk, vv in v.items() if kk != "text"} for k, v in outputs.items()}
     if truth:
