@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PREFIX ?= $(HOME)/.local
 
-.PHONY: venv install install-shell test lint bench oracle fuzz completions man clean
+.PHONY: venv install install-shell test lint bench oracle fuzz completions man clean reallogs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ bench: venv
 oracle: venv
 	test -x .oracle-venv/bin/python || ($(PYTHON) -m venv .oracle-venv && .oracle-venv/bin/pip install --quiet hermes-agent==0.19.0)
 	HERMESCTX_ORACLE_PYTHON=$(CURDIR)/.oracle-venv/bin/python $(BIN)/python -m pytest -m oracle
+
+# Every command over the genuine logs of ../shared/real-logs (local only, never CI; skipped
+# when the folder is absent): detection, exit codes, calls/results/asks kept, false orphans.
+REALLOGS ?= ../shared/real-logs
+reallogs: venv
+	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
 
 fuzz: venv
 	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz

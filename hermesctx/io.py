@@ -13,6 +13,7 @@ and back, losslessly:
 
 from __future__ import annotations
 
+import io as _stdio
 import json
 import math
 import os
@@ -136,6 +137,69 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
         text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
                           separators=None if pretty else (",", ":"))
         return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def decompressed(stream: BinaryIO) -> BinaryIO:
+    """``stream`` itself, or, when its first bytes are the gzip magic (whatever the file is
+    called, stdin too), a stream of its decompressed bytes. Only two bytes are looked at, and
+    nothing is consumed: plain input costs nothing more."""
+    peek = getattr(stream, "peek", None)
+    if peek is None:
+        stream = _stdio.BufferedReader(stream)  # type: ignore[arg-type]
+        peek = stream.peek
+    try:
+        head = peek(2)[:2]
+    except (OSError, ValueError):
+        return stream
+    if head != _GZIP_MAGIC:
+        return stream
+    return _stdio.BufferedReader(_Gunzip(stream), 1 << 20)  # type: ignore[return-value]
+
+
+class _Gunzip(_stdio.RawIOBase):
+    """The raw side of a decompressed stream: damaged data is an :class:`InputError`, and it
+    can seek only when the compressed stream can (a pipe cannot be read twice)."""
+
+    def __init__(self, stream: BinaryIO):
+        import gzip
+
+        super().__init__()
+        self._gz = gzip.GzipFile(fileobj=stream, mode="rb")
+        try:
+            self._seekable = bool(stream.seekable())
+        except (OSError, ValueError, AttributeError):
+            self._seekable = False
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return self._seekable
+
+    def readinto(self, buffer: Any) -> int:
+        import zlib
+
+        try:
+            return self._gz.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"input is gzip-compressed but cannot be decompressed: {exc}") from None
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if not self._seekable:
+            raise OSError("cannot seek a decompressed pipe")
+        return self._gz.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._gz.tell()
+
+    def close(self) -> None:  # the compressed stream belongs to the caller
+        super().close()
 
 
 def first_line(stream: Iterable[bytes]) -> tuple[list[bytes], bytes]:

@@ -79,10 +79,35 @@ def check_messages(messages: list, *, require_tool_ids: bool = False) -> None:
                              hint="`hermesctx sanitize` repairs orphaned tool messages")
 
 
+# request keys only the Messages API has (``thinking``/``top_k`` are left out: OpenAI-compatible
+# servers take them too)
+_ANTHROPIC_KEYS = ("system", "mcp_servers", "stop_sequences", "anthropic_version")
+
+
+def _anthropic_tools(tools: Any) -> bool:
+    """Tool definitions in Anthropic's shape: ``input_schema``, or a ``name`` at the top with
+    no ``function`` (a server tool such as ``{"type": "web_search_20250305", "name": ...}``)."""
+    if not isinstance(tools, list):
+        return False
+    for tool in tools[:1]:
+        if isinstance(tool, dict):
+            return "input_schema" in tool or ("name" in tool and "function" not in tool
+                                               and "custom" not in tool and "parameters" not in tool)
+    return False
+
+
+def anthropic_body(doc: Any) -> bool:
+    """Whether the top level alone says Anthropic: a key only the Messages API has
+    (``system``, ``mcp_servers``, ...) or Anthropic tool definitions."""
+    return isinstance(doc, dict) and (any(k in doc for k in _ANTHROPIC_KEYS)
+                                      or _anthropic_tools(doc.get("tools")))
+
+
 def detect_format(doc: Any) -> str:
-    """``anthropic`` for a body with top-level ``system`` or any Anthropic-only content block,
+    """``anthropic`` for a body with a top-level key only the Messages API has (``system``,
+    ``mcp_servers``, ...), Anthropic tool definitions or any Anthropic-only content block,
     else ``openai``."""
-    if isinstance(doc, dict) and "system" in doc:
+    if anthropic_body(doc):
         return ANTHROPIC
     messages = doc.get("messages") if isinstance(doc, dict) else doc
     if isinstance(messages, list):

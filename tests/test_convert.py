@@ -279,9 +279,9 @@ def test_responses_request_items():
 
 def test_responses_output_object_reports_what_it_cannot_hold():
     result = run("convert", RESP_OUTPUT)
-    assert "web_search_call items: 1 not kept in the openai output" in result.stderr
-    msg = result.json["messages"][0]
-    assert msg["content"] == "Je vérifie la source des données."
+    assert "server-side tool items: 1 written as text in the openai output" in result.stderr
+    msg, = result.json["messages"]
+    assert msg["content"].startswith("Je vérifie la source des données.\n\n[server-side tool web_search_call] {")
     assert msg["tool_calls"][0]["id"] == "call_src"
     assert result.json["usage"]["total_tokens"] == 909
 
@@ -291,9 +291,15 @@ def test_bare_item_list_and_mcp_call():
              {"type": "mcp_call", "id": "mcp_1", "server_label": "fs", "name": "list", "arguments": "{}",
               "output": "a.txt\nb.txt"},
              {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a et b"}]}]
-    msgs = run("convert", "-v", stdin=items).json["messages"]
-    assert msgs[1]["tool_calls"][0]["function"]["name"] == "fs.list"
-    assert msgs[2] == {"role": "tool", "tool_call_id": "mcp_1", "content": "a.txt\nb.txt"}
+    result = run("convert", "-v", stdin=items)
+    msgs = result.json["messages"]
+    # the API ran the MCP call itself: text in the reply, not a call the client must answer
+    assert roles(msgs) == ["user", "assistant"]
+    assert "tool_calls" not in msgs[1]
+    assert msgs[1]["content"].startswith('[server-side tool mcp_call] {"id": "mcp_1"')
+    assert '"output": "a.txt\\nb.txt"' in msgs[1]["content"]
+    assert msgs[1]["content"].endswith("\n\na et b")
+    assert "server-side tool items: 1 written as text" in result.stderr
 
 
 # --- ShareGPT -------------------------------------------------------------------------------------------

@@ -68,7 +68,8 @@ _READ_BUFFER = 1 << 20
 
 @contextmanager
 def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
-    """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file."""
+    """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file.
+    Gzip-compressed input is decompressed as it is read (:func:`io.decompressed`)."""
     if path == "-":
         if env.stdin_isatty:
             raise UsageError("no input: pipe a transcript in or name a file",
@@ -77,16 +78,16 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
             # split several times faster than through the default 8 KiB one)
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
-                yield handle
+                yield io.decompressed(handle)
             return
-        yield env.stdin
+        yield io.decompressed(env.stdin)
         return
     try:
         handle = open(path, "rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        yield handle
+        yield io.decompressed(handle)
 
 
 def documents(env: Env, path: str, jsonl: bool | None, *,

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 
 from hermesctx import io
 from hermesctx.errors import InputError, UsageError
+from hermesctx.messages import anthropic_body
 from hermesctx.messages import detect_format as _chat_format
 
 OPENAI = "openai"
@@ -51,6 +52,14 @@ class FormatDocument(io.Document):
     (``format``, ``lost``; for a log also its session, segments, usage, ...)."""
 
     info: dict = field(default_factory=dict)
+    record: int | None = None  # 1-based, for the records of a JSON array read as a batch
+
+    @property
+    def where(self) -> str | None:
+        line = f"line {self.line}" if self.line is not None else None
+        if self.record is None:
+            return line
+        return f"{line} record {self.record}" if line else f"record {self.record}"
 
 
 # --- detection ---------------------------------------------------------------------------
@@ -67,18 +76,118 @@ def detect_line(value: Any) -> str | None:
 
 
 def detect_document(doc: Any) -> str:
-    """The format of one parsed document (never a log format unless it is a lone log event)."""
+    """The format of one parsed document (never a log format unless it is a lone log event).
+
+    Raises :class:`InputError` for what is no transcript (naming what was seen): a list of
+    objects none of which has a ``role``, an object with neither ``messages`` nor a known container
+    of them."""
     from hermesctx.formats import responses, sharegpt
 
     if sharegpt.is_sharegpt(doc):
         return SHAREGPT
     if isinstance(doc, dict):
-        if "messages" not in doc and (responses.is_items(doc.get("input"))
-                                      or responses.is_items(doc.get("output"))):
+        if "messages" not in doc:
+            if responses.is_request(doc):
+                return RESPONSES
+            log = detect_line(doc)
+            if log is not None:
+                return log
+            if container_of(doc) is None:
+                raise InputError(f"{describe_value(doc)}: not a transcript",
+                                 hint=_container_hint(doc))
+    elif isinstance(doc, list):
+        if responses.is_items(doc):
             return RESPONSES
-    elif responses.is_items(doc):
-        return RESPONSES
+        if sharegpt.is_records(doc):
+            return SHAREGPT
+        if doc and all(isinstance(item, dict) and "role" not in item for item in doc):
+            raise InputError(f"{describe_value(doc)}: not chat messages", hint=_container_hint(doc))
     return detect_line(doc) or _chat_format(doc)
+
+
+def detect_quick(doc: Any, raw: bytes | None = None) -> str:
+    """The format of a later line of a JSON Lines batch whose first line was ``openai`` or
+    ``anthropic``, cheaply: chat messages are told by their top-level keys, and their content
+    blocks are looked at only when the line's bytes (``raw``) hold ``"tool_`` (an Anthropic
+    ``tool_use`` / ``tool_result``, or OpenAI tool calls, found at the first one). Anything
+    else goes through :func:`detect_document`."""
+    if isinstance(doc, list):
+        if doc and not (isinstance(doc[0], dict) and "role" in doc[0]):
+            return detect_document(doc)
+    elif not (isinstance(doc, dict) and "messages" in doc):
+        return detect_document(doc)
+    if raw is not None and b'"tool_' not in raw:
+        return ANTHROPIC if anthropic_body(doc) else OPENAI
+    return _chat_format(doc)
+
+
+# Keys under which agent logs keep a transcript's messages (SWE-agent / mini-swe-agent .traj
+# ``history``, tau-bench ``traj``, ``trajectory``), in the order they are tried.
+CONTAINERS = ("history", "traj", "trajectory")
+
+
+def _is_chat(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(m, dict) for m in value) and any("role" in m for m in value))
+
+
+def container_of(doc: Any) -> str | None:
+    """The key of an object without ``messages`` that holds its chat messages, or None."""
+    if isinstance(doc, dict) and "messages" not in doc:
+        for key in CONTAINERS:
+            if _is_chat(doc.get(key)):
+                return key
+    return None
+
+
+def unwrap(doc: Any, lost: dict) -> Any:
+    """A container object (see :func:`container_of`) as an OpenAI body of its messages; what
+    else it held is counted in ``lost``. Anything else as it is."""
+    key = container_of(doc)
+    if key is None:
+        return doc
+    others = [k for k in doc if k != key]
+    if others:
+        lost[f"keys beside the {key!r} messages ({', '.join(others[:6])})"] = len(others)
+    return {"messages": doc[key]}
+
+
+def describe_value(value: Any) -> str:
+    """What a JSON value is, for an error: ``a JSON array of 200 objects with keys task_id,
+    reward, ...``."""
+    def keys(objects: list) -> str:
+        seen: list = []
+        for obj in objects[:50]:
+            for key in obj:
+                if key not in seen:
+                    seen.append(key)
+        shown = ", ".join(str(k) for k in seen[:6])
+        return f" with keys {shown}{', ...' if len(seen) > 6 else ''}" if seen else " with no keys"
+
+    if isinstance(value, dict):
+        return "an object" + keys([value])
+    if isinstance(value, list):
+        objects = [v for v in value if isinstance(v, dict)]
+        if objects and len(objects) == len(value):
+            return f"a JSON array of {len(value)} object{'s' * (len(value) != 1)}" + keys(objects)
+        kinds = sorted({type(v).__name__ for v in value})
+        return f"a JSON array of {len(value)} value{'s' * (len(value) != 1)} ({', '.join(kinds)})"
+    return f"a JSON {type(value).__name__}"
+
+
+def _container_hint(value: Any) -> str:
+    records = value if isinstance(value, list) else [value]
+    for record in records[:1]:
+        if not isinstance(record, dict):
+            continue
+        for key in CONTAINERS:
+            if key in record:
+                if _is_chat(record[key]):
+                    return (f"each record's {key!r} holds a transcript: "
+                            f"jq -c '.[].{key}' FILE | hermesctx ...")
+                return f"its {key!r} holds no chat messages (no role): nothing hermesctx reads"
+    return ('expected a JSON array of messages (objects with "role") or an object with a '
+            '"messages" array, or an agent log hermesctx reads (see --from)')
 
 
 # --- documents: to OpenAI and back ----------------------------------------------------------
@@ -131,6 +240,8 @@ def prepare(value: Any, fmt: str = AUTO) -> tuple[Any, dict]:
     other format as OpenAI messages; ``info`` holds ``format`` (what was read) and ``lost``."""
     found = detect_document(value) if fmt == AUTO else fmt
     lost: dict = {}
+    if found in PLAIN:
+        value = unwrap(value, lost)
     working = value if found in PLAIN else to_openai(value, found, lost)
     return working, {"format": found, "lost": lost}
 
@@ -156,8 +267,23 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict) -> Any:
     return from_openai(result, out, lost)
 
 
+AS_TEXT = " (as text)"  # a ``lost`` key ending so: kept, but as text
+
+
+def server_side_text(item: dict) -> str:
+    """A server-side tool item or block (Responses ``web_search_call``, ``mcp_list_tools``;
+    Anthropic ``server_tool_use``, ``web_search_tool_result``, ...) as the text that keeps it
+    in a chat transcript: ``[server-side tool KIND] {json of the rest}``."""
+    import json
+
+    rest = {k: v for k, v in item.items() if k != "type"}
+    return f"[server-side tool {item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
+
+
 def describe_lost(lost: dict, target: str) -> list[str]:
-    return [f"{what}: {n} not kept in the {target} output" for what, n in lost.items()]
+    return [f"{what[:-len(AS_TEXT)]}: {n} written as text in the {target} output"
+            if what.endswith(AS_TEXT) else f"{what}: {n} not kept in the {target} output"
+            for what, n in lost.items()]
 
 
 # --- session logs ----------------------------------------------------------------------------
@@ -397,23 +523,52 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
               convert_documents: bool = True) -> Iterator[FormatDocument]:
     """The documents (not a session log) of ``stream``, converted to OpenAI messages unless they
     are ``openai`` or ``anthropic`` already, or ``convert_documents`` is false. With ``auto``,
-    a batch whose first document is ``openai`` or ``anthropic`` is passed through as it is read
-    (no per-document detection: plain input costs what it always cost); other formats are
-    detected document by document. ``info["format"]`` is the format read."""
-    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+    each document's format is detected: in a batch whose first document is ``openai`` or
+    ``anthropic`` the later ones get a cheap shape test (:func:`detect_quick`) and are passed
+    through as they are read when they match. A JSON array of ShareGPT records is read as a
+    batch, one transcript per record; a container (``history``, ...) as its messages.
+    ``info["format"]`` is the format read."""
+    from hermesctx.formats import sharegpt
+
+    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or fmt == AUTO)
+    first: str | None = None
+    shared: dict = {}
+    index = 0
     for doc in docs:
-        found = fmt if fmt != AUTO else detect_document(doc.data)
-        if fmt == AUTO and found in PLAIN and doc.index == 0:
-            info = {"format": found, "lost": {}}
-            yield FormatDocument(doc.data, doc.index, doc.line, doc.raw, info=info)
-            for doc in docs:
-                yield FormatDocument(doc.data, doc.index, doc.line, doc.raw, info=info)
-            return
-        if convert_documents:
-            data, info = prepare(doc.data, found)
+        raw, line_raw = (doc.raw, None) if keep_raw else (None, doc.raw)
+        doc.raw = None  # (a whole document's bytes are not kept while it is worked on)
+        if fmt == AUTO:
+            try:
+                found = detect_document(doc.data) if first is None else detect_quick(doc.data, line_raw)
+            except InputError as err:
+                raise (err.located(doc.where) if doc.where else err) from None
+            if first is None and doc.index == 0 and found in PLAIN:
+                first, shared = found, {"format": found, "lost": {}}
         else:
-            data, info = doc.data, {"format": found, "lost": {}}
-        yield FormatDocument(data, doc.index, doc.line, doc.raw, info=info)
+            found = fmt
+        line_raw = None
+        if found == first and container_of(doc.data) is None:
+            yield FormatDocument(doc.data, index, doc.line, raw, info=shared)
+            index += 1
+            continue
+        if found == SHAREGPT and sharegpt.is_records(doc.data, loose=fmt == SHAREGPT):
+            for k, record in enumerate(doc.data):
+                yield _document(record, found, index, doc.line, None, convert_documents, k + 1)
+                index += 1
+            continue
+        yield _document(doc.data, found, index, doc.line, raw, convert_documents)
+        index += 1
+
+
+def _document(value: Any, found: str, index: int, line: int | None, raw: bytes | None,
+              convert: bool, record: int | None = None) -> FormatDocument:
+    if convert:
+        data, info = prepare(value, found)
+    else:
+        lost: dict = {}
+        data = unwrap(value, lost) if found in PLAIN else value
+        info = {"format": found, "lost": lost}
+    return FormatDocument(data, index, line, raw, info=info, record=record)
 
 
 # --- writing a transcript as it is read --------------------------------------------------------

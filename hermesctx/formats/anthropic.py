@@ -33,6 +33,16 @@ def loads_args(text: Any, lost: dict) -> Any:
     return value if isinstance(value, dict) else {"_value": value}
 
 
+SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use", "mcp_tool_result"})
+
+
+def is_server_block(kind: Any) -> bool:
+    """A block the API ran itself (``server_tool_use``, ``web_search_tool_result``,
+    ``mcp_tool_use``, ...): kept as text in OpenAI output, never as a call."""
+    return kind in SERVER_BLOCKS or isinstance(kind, str) and kind.endswith("_tool_result") \
+        and kind != "tool_result"
+
+
 # --- parts ---------------------------------------------------------------------------------
 
 def image_to_openai(block: dict) -> dict:
@@ -131,6 +141,11 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
                     _bump(lost, "thinking signatures")
             elif kind == "redacted_thinking":
                 _bump(lost, "redacted thinking blocks")
+            elif is_server_block(kind):
+                from hermesctx.formats import AS_TEXT, server_side_text
+
+                texts.append(server_side_text(block))
+                _bump(lost, "server-side tool blocks" + AS_TEXT)
             else:
                 _bump(lost, f"{kind} blocks")
         out: dict = {"role": "assistant",

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from hermesctx.errors import InputError
 from hermesctx.formats import CODEX, LogReader, fix_orphans, responses
 
 LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
@@ -56,13 +57,34 @@ class Reader(LogReader):
         self.orphans = [0]
 
     def scan(self, events: Iterable[tuple[Any, str]]) -> None:
+        """First pass: where the last compaction is. A rollout with no response item and no
+        compaction (only session and event lines: early event-only rollouts) holds nothing the
+        model saw, and is refused rather than read as an empty transcript."""
+        items = 0
+        kinds: dict = {}
         for index, (line, _) in enumerate(events):
-            if isinstance(line, dict) and line.get("type") == "compacted":
+            if not isinstance(line, dict):
+                continue
+            kind = line.get("type")
+            if kind == "response_item" or kind in responses.ITEM_TYPES or "role" in line:
+                items += 1
+            elif len(kinds) < 4 and isinstance(kind, str):
+                inner = line.get("payload")
+                inner = inner.get("type") if isinstance(inner, dict) else None
+                label = f"{kind}/{inner}" if isinstance(inner, str) else kind
+                kinds[label] = kinds.get(label, 0) + 1
+            if line.get("type") == "compacted":
+                items += 1
                 self.segments += 1
                 payload = line.get("payload")
                 if not self.all_segments and isinstance(payload, dict):
                     self.start = index
                     self.legacy = not isinstance(payload.get("replacement_history"), list)
+        if not items:
+            seen = ", ".join(kinds) or "no events"
+            raise InputError(f"a Codex rollout without any response item ({seen}): no "
+                             "transcript in it", hint="its usage: hermesctx normalize-usage "
+                             "--skip-no-usage --sum FILE")
 
     def messages(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
         return fix_orphans(self._fold(events), set(), self.orphans)

@@ -4,7 +4,9 @@ Items: ``message`` (``input_text``/``output_text`` parts), ``function_call`` /
 ``function_call_output`` paired by ``call_id``, ``custom_tool_call`` / ``custom_tool_call_output``,
 ``local_shell_call`` / ``local_shell_call_output``, ``reasoning`` (summary text kept as the next
 assistant message's ``reasoning``; encrypted content reported). Consecutive function calls fold
-into one assistant message, as parallel calls.
+into one assistant message, as parallel calls. Items the API ran itself (``web_search_call``,
+``mcp_call``, ``mcp_list_tools``, ...) open the text of the assistant's reply, as
+``[server-side tool KIND] {...}`` (reported), never as calls the client would have to answer.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "rea
                         "file_search_call", "computer_call", "computer_call_output", "mcp_call",
                         "item_reference", "image_generation_call", "code_interpreter_call",
                         "mcp_list_tools", "mcp_approval_request", "mcp_approval_response"})
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call"}
+# items the API ran itself: kept as text in the assistant's reply
+SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mcp_list_tools",
+                          "image_generation_call", "code_interpreter_call",
+                          "mcp_approval_request", "mcp_approval_response"})
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
 
@@ -59,6 +65,17 @@ def is_items(value: Any) -> bool:
             and not any(_chat_only(i) for i in value))
 
 
+def is_request(doc: Any) -> bool:
+    """A Responses request or response object: ``input`` (a string or items, plain
+    ``{"role", "content"}`` ones too: a first-turn request has no typed item yet) and no
+    ``messages``, or a response (``"object": "response"`` / ``output`` items)."""
+    if not isinstance(doc, dict) or "messages" in doc:
+        return False
+    if isinstance(doc.get("input"), (str, list)) or doc.get("object") == "response":
+        return True
+    return is_items(doc.get("output"))
+
+
 def _parts(content: Any, lost: dict) -> Any:
     if not isinstance(content, list):
         return content
@@ -94,6 +111,7 @@ class Folder:
         self.messages: list[dict] = []  # not yet drained
         self.started = False  # whether any message was made
         self._reasoning: list[str] = []
+        self._server: list[str] = []  # server-side items waiting for the assistant's reply
         self._open: dict | None = None  # the assistant message collecting calls
 
     def drain(self) -> list[dict]:
@@ -114,7 +132,10 @@ class Folder:
             if role == "developer":
                 role = "system"
             msg: dict = {"role": role, "content": _parts(item.get("content"), self.lost)}
+            if role != "assistant":
+                self._flush_server()
             if role == "assistant":
+                self._attach_server(msg)
                 self._attach_reasoning(msg)
                 self.messages.append(msg)
                 self._open = msg
@@ -135,6 +156,9 @@ class Folder:
         elif kind in _CALLS:
             if kind == "function_call":
                 name, args = item.get("name", ""), item.get("arguments", "")
+            elif kind == "computer_call":
+                name = "computer"
+                args = json.dumps(item.get("action") or {}, ensure_ascii=False)
             elif kind == "custom_tool_call":
                 name, args = item.get("name", ""), json.dumps({"input": item.get("input", "")},
                                                               ensure_ascii=False)
@@ -146,11 +170,13 @@ class Folder:
                                  else json.dumps(args, ensure_ascii=False)}}
             if self._open is None:
                 msg = {"role": "assistant", "content": None}
+                self._attach_server(msg)
                 self._attach_reasoning(msg)
                 self.messages.append(msg)
                 self._open = msg
             self._open.setdefault("tool_calls", []).append(call)
         elif kind in _OUTPUTS:
+            self._flush_server()
             output = item.get("output", "")
             if isinstance(output, dict):  # {"content": ..., "success": ...} shapes
                 output = output.get("content", json.dumps(output, ensure_ascii=False))
@@ -158,17 +184,45 @@ class Folder:
                                   "content": _parts(output, self.lost)})
             if self._open is not None:
                 self._open = None
-        elif kind == "mcp_call":  # a call and its result in one item
-            call_id = item.get("id", "")
-            self.add({"type": "function_call", "call_id": call_id,
-                      "name": f"{item.get('server_label', 'mcp')}.{item.get('name', '')}",
-                      "arguments": item.get("arguments", "")})
-            output = item.get("output") if item.get("output") is not None else item.get("error")
-            self.add({"type": "function_call_output", "call_id": call_id, "output": output or ""})
+        elif kind in SERVER_ITEMS:
+            from hermesctx.formats import AS_TEXT, server_side_text
+
+            self._server.append(server_side_text(item))
+            _bump(self.lost, "server-side tool items" + AS_TEXT)
+            if self._open is not None:  # after the reply's text or calls: it ends the text
+                text = "\n".join(self._server)
+                self._server = []
+                content = self._open.get("content")
+                if isinstance(content, list):
+                    self._open["content"] = [*content, {"type": "text", "text": text}]
+                else:
+                    self._open["content"] = f"{content}\n\n{text}" if content else text
         elif kind == "compaction":
             _bump(self.lost, "encrypted compaction items")
         else:
             _bump(self.lost, f"{kind} items")
+
+    def _attach_server(self, msg: dict) -> None:
+        """Server-side items before an assistant reply open its text."""
+        if not self._server:
+            return
+        text = "\n".join(self._server)
+        self._server = []
+        content = msg.get("content")
+        if isinstance(content, list):
+            msg["content"] = [{"type": "text", "text": text}, *content]
+        else:
+            msg["content"] = f"{text}\n\n{content}" if content else text
+
+    def _flush_server(self) -> None:
+        """Server-side items with no assistant reply after them: an assistant message of
+        their own."""
+        if self._server:
+            msg: dict = {"role": "assistant", "content": None}
+            self._attach_server(msg)
+            self._attach_reasoning(msg)
+            self.messages.append(msg)
+            self._open = None
 
     def _attach_reasoning(self, msg: dict) -> None:
         if self._reasoning:
@@ -178,6 +232,7 @@ class Folder:
     def finish(self) -> list[dict]:
         """The remaining messages (a reasoning item with no reply after it becomes an empty
         assistant message holding it)."""
+        self._flush_server()
         if self._reasoning:
             self.messages.append({"role": "assistant", "content": "",
                                   "reasoning": "\n".join(self._reasoning)})

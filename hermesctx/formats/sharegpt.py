@@ -15,6 +15,10 @@ from hermesctx.messages import content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
 _FROM = {v: k for k, v in _ROLES.items()}
+# other dialects: role/content turns (``user``, ``assistant``, ...) and LLaMA-Factory's
+# ``function_call`` (the assistant's calls, JSON) and ``observation`` (a call's result) turns
+_ALIASES = {"user": "user", "assistant": "assistant", "model": "assistant", "bot": "assistant",
+            "function": "tool", "observation": "tool", "developer": "system"}
 _THINK = re.compile(r"^\s*<think>\n?(.*?)\n?</think>\n?", re.S)
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
@@ -28,15 +32,50 @@ def is_sharegpt(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("conversations"), list)
 
 
+def is_records(value: Any, *, loose: bool = False) -> bool:
+    """A JSON array of ShareGPT records (every one with ``conversations``; ``loose``: objects,
+    at least one of them a record), read as a batch of transcripts."""
+    if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
+        return False
+    test = any if loose else all
+    return test(is_sharegpt(r) for r in value)
+
+
 def to_openai(doc: dict, lost: dict) -> dict:
+    """A record -> ``{"messages": [...]}`` plus its other keys (a record's ``system`` becomes
+    the first message, LLaMA-Factory ``tools`` OpenAI tool definitions)."""
     messages: list[dict] = []
     last_calls: list[dict] = []
+    system = doc.get("system")
+    if isinstance(system, str) and system:
+        messages.append({"role": "system", "content": system})
     for turn_no, turn in enumerate(doc.get("conversations") or []):
         if not isinstance(turn, dict):
             continue
-        role = _ROLES.get(turn.get("from"), turn.get("from") or "user")
-        value = turn.get("value")
+        speaker = turn.get("from", turn.get("role"))
+        value = turn.get("value", turn.get("content"))
         value = value if isinstance(value, str) else content_text(value)
+        if speaker == "function_call":
+            calls = _function_calls(value, turn_no, lost)
+            if calls is None:
+                messages.append({"role": "assistant", "content": value})
+                last_calls = []
+                continue
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            last_calls = calls
+            continue
+        role = _ROLES.get(speaker) or _ALIASES.get(speaker) or speaker or "user"
+        if speaker == "observation" or speaker == "function":
+            free = [c for c in last_calls if c.get("_synthetic")]
+            call = free[0] if free else None
+            if call is not None:
+                call.pop("_synthetic", None)
+            else:
+                _bump(lost, "observations without a function_call before them (kept as user text)")
+                messages.append({"role": "user", "content": value})
+                continue
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": value})
+            continue
         if role == "assistant":
             msg: dict = {"role": "assistant"}
             think = _THINK.match(value)
@@ -55,14 +94,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
                     _bump(lost, "unparseable <tool_call> blocks (kept as text)")
                     continue
                 parsed.append(match.span())
-                args = data.get("arguments", {})
-                call = {"id": data.get("id") or f"call_{turn_no}_{k}", "type": "function",
-                        "function": {"name": data.get("name", ""),
-                                     "arguments": args if isinstance(args, str)
-                                     else json.dumps(args, ensure_ascii=False)}}
-                if not data.get("id"):
-                    call["_synthetic"] = True
-                calls.append(call)
+                calls.append(_call(data, turn_no, k))
             for start, end in reversed(parsed):
                 value = value[:start] + value[end:]
             msg["content"] = value.strip() if calls else value
@@ -99,9 +131,51 @@ def to_openai(doc: dict, lost: dict) -> dict:
     for msg in messages:
         for call in msg.get("tool_calls") or ():
             call.pop("_synthetic", None)
-    out = {k: v for k, v in doc.items() if k != "conversations"}
+    out = {k: v for k, v in doc.items() if k not in ("conversations", "system")}
+    if "tools" in out:
+        out["tools"] = _tools(out["tools"])
     out["messages"] = messages
     return out
+
+
+def _call(data: dict, turn_no: int, k: int) -> dict:
+    args = data.get("arguments", {})
+    call = {"id": data.get("id") or f"call_{turn_no}_{k}", "type": "function",
+            "function": {"name": data.get("name", ""),
+                         "arguments": args if isinstance(args, str)
+                         else json.dumps(args, ensure_ascii=False)}}
+    if not data.get("id"):
+        call["_synthetic"] = True
+    return call
+
+
+def _function_calls(value: str, turn_no: int, lost: dict) -> list[dict] | None:
+    """The calls of a LLaMA-Factory ``function_call`` turn (one ``{"name", "arguments"}`` or a
+    list of them), or None when it is not that JSON (kept as assistant text)."""
+    try:
+        data = json.loads(value)
+    except ValueError:
+        data = None
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(i, dict) and "name" in i for i in items):
+        _bump(lost, "function_call turns that are not JSON calls (kept as text)")
+        return None
+    return [_call(item, turn_no, k) for k, item in enumerate(items)]
+
+
+def _tools(tools: Any) -> Any:
+    """LLaMA-Factory ``tools`` (a JSON string or list of ``{name, description, parameters}``)
+    as OpenAI tool definitions; anything else as it is."""
+    value = tools
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return tools
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        return tools
+    return [t if "type" in t or "name" not in t else {"type": "function", "function": t}
+            for t in value]
 
 
 def _claim(calls: list[dict], free: list[dict], call_id: Any, name: Any, k: int) -> dict | None:

@@ -46,10 +46,43 @@ def _envelope(obj: dict) -> dict:
     return obj
 
 
+_CODEX_LINES = frozenset({"event_msg", "response_item", "session_meta", "turn_context", "compacted"})
+
+
+def codex_usage(obj: dict) -> dict | None:
+    """The usage a Codex rollout line carries: a ``token_count`` event's
+    ``info.last_token_usage`` (``input_tokens`` with ``cached_input_tokens`` inside it,
+    ``output_tokens`` with ``reasoning_output_tokens`` inside it), the ``info`` object alone, or
+    a legacy ``turn.completed`` event's ``usage``. None for any other line."""
+    payload = obj.get("payload")
+    payload = payload if isinstance(payload, dict) else obj
+    kind = payload.get("type")
+    if kind == "token_count":
+        info = payload.get("info")
+        usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        return usage if isinstance(usage, dict) else None
+    if kind == "turn.completed":
+        usage = payload.get("usage")
+        return usage if isinstance(usage, dict) else None
+    usage = obj.get("last_token_usage")
+    return usage if isinstance(usage, dict) and "total_token_usage" in obj else None
+
+
+def _codex_line(obj: dict) -> bool:
+    return obj.get("type") in _CODEX_LINES and "payload" in obj
+
+
 def usage_of(obj: Any) -> dict:
-    """The usage object inside a whole API response (or streaming event), or the object itself."""
+    """The usage object inside a whole API response (or streaming event, or Codex rollout
+    line), or the object itself."""
     if not isinstance(obj, dict):
         raise InputError("expected a usage object or an API response with a \"usage\" object")
+    codex = codex_usage(obj)
+    if codex is not None:
+        return codex
+    if _codex_line(obj):
+        raise InputError(f"a Codex {obj.get('type')} line without usage",
+                         hint="--skip-no-usage skips the lines of a rollout that hold none")
     holder = _envelope(obj)
     return holder["usage"] if holder is not obj or isinstance(obj.get("usage"), dict) else obj
 
@@ -58,6 +91,10 @@ def has_usage(obj: Any) -> bool:
     """Whether ``obj`` holds a usage object (streaming events other than the final ones do not:
     Chat chunks carry ``"usage": null``, Anthropic deltas and pings none at all)."""
     if not isinstance(obj, dict) or not obj:
+        return False
+    if codex_usage(obj) is not None:
+        return True
+    if _codex_line(obj):
         return False
     if _envelope(obj) is not obj or isinstance(obj.get("usage"), dict):
         return True
@@ -98,7 +135,8 @@ def _provider_from_envelope(obj: Any) -> str | None:
 # cache_read/cache_creation_input_tokens that proxies send next to prompt_tokens).
 _CHAT_ONLY = ("prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details",
               "prompt_cache_hit_tokens", "prompt_cache_miss_tokens")
-_RESPONSES_ONLY = ("input_tokens_details", "output_tokens_details")
+_RESPONSES_ONLY = ("input_tokens_details", "output_tokens_details",
+                   "cached_input_tokens", "reasoning_output_tokens")  # the last two: Codex rollouts
 _ANTHROPIC_ONLY = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation", "server_tool_use")
 
 
@@ -140,8 +178,10 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
         total = _int(usage.get("input_tokens"))
         output_tokens = _int(usage.get("output_tokens"))
         details = _sub(usage, "input_tokens_details")
-        cache_read = _int(details.get("cached_tokens"))
-        cache_write = _int(details.get("cache_creation_tokens"))
+        # Codex rollouts flatten the details: cached_input_tokens (cache_write_input_tokens)
+        cache_read = _int(details.get("cached_tokens")) or _int(usage.get("cached_input_tokens"))
+        cache_write = (_int(details.get("cache_creation_tokens"))
+                       or _int(usage.get("cache_write_input_tokens")))
         unclamped = total - cache_read - cache_write
         input_tokens = max(0, unclamped)
     elif branch == OPENAI:
@@ -158,7 +198,8 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
     else:
         raise InputError(f"unknown provider {branch!r} (choose from {', '.join(PROVIDERS)})")
     reasoning = (_int(_sub(usage, "output_tokens_details").get("reasoning_tokens"))
-                 or _int(_sub(usage, "completion_tokens_details").get("reasoning_tokens")))
+                 or _int(_sub(usage, "completion_tokens_details").get("reasoning_tokens"))
+                 or (_int(usage.get("reasoning_output_tokens")) if branch == CODEX else 0))
     prompt = input_tokens + cache_read + cache_write
     out = {
         "provider": branch,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import click
 
 from hermesctx import formats, io
@@ -53,6 +55,8 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
                                              jsonl=jsonl, convert_documents=False):
                     try:
                         out, rep = convert(doc.data, source=doc.info["format"], target=target)
+                        for what, n in doc.info["lost"].items():  # what reading it left out
+                            rep["lost"][what] = rep["lost"].get(what, 0) + n
                     except HermesctxError as err:
                         raise (err.located(doc.where) if doc.where else err) from None
                     env.stdout.write(io.dumps(out, pretty=pretty))
@@ -66,7 +70,10 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     if verbose:
         env.info(f"read as {log.fmt}")
     counts, lost = Counts(), {}
-    formats.write_stream(env.stdout, counts.count(log.messages()), log.tail, target, lost, pretty=pretty)
+    messages = log.messages()
+    first = next(messages, None)  # the first pass, which may refuse the log, before any output
+    messages = itertools.chain([] if first is None else [first], messages)
+    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty)
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n

@@ -44,7 +44,8 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
 
     Input: a usage object, a whole API response or final streaming event holding one
     (Anthropic message / message_delta, Chat Completions final chunk, Responses
-    response.completed), or JSON Lines of them. Output per input: input_tokens, output_tokens,
+    response.completed, a Codex rollout's token_count event: its cached input is priced as
+    cache reads), or JSON Lines of them (a whole Codex rollout with --skip-no-usage). Output per input: input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, prompt_tokens (input + cache read +
     cache write), total_tokens (prompt + output), Anthropic's 5m/1h cache-write split when
     present, and, when a model is known, "cost": Hermes's estimate from its price snapshot
@@ -67,7 +68,9 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
     summed = None
     costs: list[dict] = []
     skipped = 0
+    line_model = None  # a Codex rollout names its model in turn_context lines, not with the usage
     for doc in documents(env, input, jsonl):
+        line_model = _turn_model(doc.data) or line_model
         if skip_no_usage and not has_usage(doc.data):
             skipped += 1
             continue
@@ -77,7 +80,7 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
             raise (err.located(doc.where) if doc.where else err) from None
         for warning in usage.pop("warnings", ()):
             env.warn(f"{doc.where}: {warning}" if doc.where else warning)
-        doc_model = model or model_of(doc.data)
+        doc_model = model or model_of(doc.data) or line_model
         cost = None
         if doc_model and not no_cost:
             from hermesctx.pricing import estimate_cost, guess_billing_provider
@@ -104,3 +107,11 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
 
             summed = {**summed, "cost": add_costs(costs)}
         env.stdout.write(io.dumps(summed, pretty=pretty))
+
+
+def _turn_model(data) -> str | None:
+    if isinstance(data, dict) and data.get("type") == "turn_context":
+        payload = data.get("payload")
+        model = payload.get("model") if isinstance(payload, dict) else None
+        return model if isinstance(model, str) and model else None
+    return None
