@@ -168,6 +168,7 @@ class _Gunzip(_stdio.RawIOBase):
 
         super().__init__()
         self._gz = gzip.GzipFile(fileobj=stream, mode="rb")
+        self.name = getattr(stream, "name", None)  # the file's path: subagent files are found beside it
         try:
             self._seekable = bool(stream.seekable())
         except (OSError, ValueError, AttributeError):

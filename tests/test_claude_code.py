@@ -168,6 +168,19 @@ def test_a_20_agent_file_beside_the_session_is_found(tmp_path):
     assert report["subagents"] == {"inserted": 1, "missing": 0} and "warning: subagent" not in stderr
 
 
+def test_a_gzipped_session_finds_its_subagent_files(tmp_path):
+    import gzip
+
+    shutil.copytree(S21.parent, tmp_path / "s")
+    plain = tmp_path / "s" / S21.name
+    packed = plain.with_name(plain.name + ".gz")
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    msgs, report, stderr = convert(packed, "--include-sidechains")
+    assert report["subagents"] == {"inserted": 1, "missing": 0}, stderr
+    assert msgs == convert(S21, "--include-sidechains")[0]
+
+
 def test_a_standalone_subagent_file_is_read_as_the_agents_transcript():
     msgs, report, stderr = convert(AGENT21)
     assert "every conversation event is a sidechain: read as the transcript of agent a5e6f7a" in stderr
