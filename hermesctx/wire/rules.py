@@ -82,6 +82,13 @@ class Problem:
                 "message": self.message}
 
 
+def _message_index(problem: Problem) -> int:
+    path = problem.path
+    if path.startswith("messages["):
+        return int(path[9:path.index("]")])
+    return -1
+
+
 class _Sink:
     """Collects problems; ``only`` limits them to a set of rules."""
 
@@ -99,6 +106,10 @@ class _Sink:
         counted = severity == REJECT or (severity == RISK and self.strict)
         self.problems.append(Problem(path, rule, severity, message, counted))
 
+    def in_order(self) -> list[Problem]:
+        """The problems by message (body-level ones first), each message's in found order."""
+        return sorted(self.problems, key=_message_index)
+
 
 def _type_name(value: Any) -> str:
     if value is None:
@@ -107,9 +118,12 @@ def _type_name(value: Any) -> str:
             list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _id_key(value: Any) -> Any:
-    """An id as a set key: strings as they are, anything else (malformed) by its repr."""
-    return value if isinstance(value, str) else ("\0", repr(value))
+def id_key(value: Any) -> Any:
+    """An id as a set key: strings as they are, anything else (malformed) by its repr; a
+    missing id (None) matches nothing, not even another missing id."""
+    if isinstance(value, str):
+        return value
+    return object() if value is None else ("\0", repr(value))
 
 
 def _show_id(value: Any) -> str:
@@ -149,7 +163,7 @@ def check(doc: Any, target: str | None = None, *, strict: bool = False,
         _check_anthropic(doc, sink, reference)
     else:
         _check_openai(doc, sink)
-    return sink.problems
+    return sink.in_order()
 
 
 def check_pairing(doc: Any, target: str | None = None, *, strict: bool = False) -> list[Problem]:
@@ -165,7 +179,7 @@ def check_pairing(doc: Any, target: str | None = None, *, strict: bool = False) 
         _anthropic_dup_ids(messages, sink)
     else:
         _openai_pairing(messages, sink)
-    return sink.problems
+    return sink.in_order()
 
 
 def failed(problems: list[Problem]) -> bool:
@@ -461,7 +475,7 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
                          "preceeding message with 'tool_calls'.")
                 continue
             cid = msg.get("tool_call_id")
-            key = _id_key(cid)
+            key = id_key(cid)
             if key not in expected:
                 sink.add(f"{path}.tool_call_id", "OA-TOOL-ID-MISMATCH",
                          f"Invalid parameter: 'tool_call_id' of '{_show_id(cid)}' not found in "
@@ -481,7 +495,7 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
             expected, answered = {}, set()
             for k, call in enumerate(calls):
                 cid = call.get("id") if isinstance(call, dict) else None
-                key = _id_key(cid)
+                key = id_key(cid)
                 if key in expected:
                     sink.add(f"messages[{i}].tool_calls[{k}].id", "OA-TOOL-DUP-ID",
                              f"(undocumented) duplicate tool_call id: '{_show_id(cid)}'")
@@ -804,7 +818,7 @@ def _anthropic_pairing(messages: list, sink: _Sink) -> None:
                 if block.get("type") != "tool_result":
                     leading = False
                     continue
-                key = _id_key(block.get("tool_use_id"))
+                key = id_key(block.get("tool_use_id"))
                 if key not in uses:
                     sink.add(f"messages[{i}].content[{j}]", "AN-TOOL-ORPHAN",
                              f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
@@ -830,7 +844,7 @@ def _anthropic_pairing(messages: list, sink: _Sink) -> None:
         if role == "assistant":
             for i, _j, block in _blocks(messages, indexes):
                 if block.get("type") == "tool_use":
-                    uses.setdefault(_id_key(block.get("id")), (i, block.get("id")))
+                    uses.setdefault(id_key(block.get("id")), (i, block.get("id")))
     if uses:
         _unanswered(uses, set(), sink)
 
@@ -853,7 +867,7 @@ def _anthropic_dup_ids(messages: list, sink: _Sink) -> None:
             continue
         for j, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                key = _id_key(block.get("id"))
+                key = id_key(block.get("id"))
                 if key in seen:
                     sink.add(f"messages[{i}].content[{j}]", "AN-TOOL-DUP-ID",
                              f"messages.{i}.content.{j}: `tool_use` ids must be unique")
@@ -897,8 +911,8 @@ def _thinking_final_turn(doc: Any, messages: list, sink: _Sink, reference: Any) 
 
 def _thinking_key(block: dict) -> Any:
     if block.get("type") == "thinking":
-        return ("thinking", _id_key(block.get("thinking")), _id_key(block.get("signature")))
-    return ("redacted", _id_key(block.get("data")))
+        return ("thinking", id_key(block.get("thinking")), id_key(block.get("signature")))
+    return ("redacted", id_key(block.get("data")))
 
 
 def _without_cache(value: Any) -> Any:
