@@ -399,11 +399,7 @@ def _oa_assistant(sink: _Sink, path: str, msg: dict) -> None:
     if "tool_calls" in msg:
         if not isinstance(calls, list):
             _oa_type(sink, f"{path}.tool_calls", "an array", calls)
-        elif not calls:
-            sink.add(f"{path}.tool_calls", "OA-TOOL-CALLS-EMPTY",
-                     f"Invalid '{path}.tool_calls': empty array. Expected an array with minimum "
-                     "length 1, but got an empty array instead.")
-        else:
+        elif calls:  # (an empty list is OA-TOOL-CALLS-EMPTY, a pairing rule)
             has_calls = True
             for k, call in enumerate(calls):
                 _oa_tool_call(sink, f"{path}.tool_calls[{k}]", call)
@@ -490,6 +486,10 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
             close()
             in_run = False
         calls = msg.get("tool_calls")
+        if role == "assistant" and calls == [] and isinstance(calls, list):
+            sink.add(f"messages[{i}].tool_calls", "OA-TOOL-CALLS-EMPTY",
+                     f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with "
+                     "minimum length 1, but got an empty array instead.")
         if role == "assistant" and isinstance(calls, list) and calls:
             in_run, open_at = True, i
             expected, answered = {}, set()
@@ -923,15 +923,23 @@ def _without_cache(value: Any) -> Any:
     return value
 
 
+def _as_blocks(content: Any) -> Any:
+    """String content as the one text block it stands for."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
 def _prefix_digests(system: Any, messages: list) -> list[bytes]:
-    """``digests[k]``: a digest of system + messages[:k], cache_control ignored."""
+    """``digests[k]``: a digest of system + messages[:k], cache_control ignored and string
+    content taken as its text block."""
     import hashlib
 
     import orjson
 
-    h = hashlib.sha256(orjson.dumps(_without_cache(system), option=orjson.OPT_SORT_KEYS))
+    h = hashlib.sha256(orjson.dumps(_without_cache(_as_blocks(system)), option=orjson.OPT_SORT_KEYS))
     out = [h.digest()]
     for msg in messages:
+        if isinstance(msg, dict) and isinstance(msg.get("content"), str):
+            msg = {**msg, "content": _as_blocks(msg["content"])}
         h.update(b"\n" + orjson.dumps(_without_cache(msg), option=orjson.OPT_SORT_KEYS))
         out.append(h.digest())
     return out
