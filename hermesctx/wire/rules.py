@@ -135,11 +135,26 @@ def _blank(value: Any) -> bool:
 
 
 def target_of(doc: Any) -> str:
-    """The API a body is written for: Anthropic for a top-level ``system`` or any Anthropic-only
-    block, else OpenAI (the same test :func:`hermesctx.messages.detect_format` makes)."""
-    from hermesctx.messages import detect_format
+    """The API a body is written for: Anthropic for a top-level ``system``, else OpenAI when any
+    message carries OpenAI tool traffic (a ``tool`` message, a non-empty ``tool_calls``), else
+    Anthropic when any content block is Anthropic-only, else OpenAI."""
+    if isinstance(doc, dict) and "system" in doc:
+        return ANTHROPIC
+    messages, _ = _messages(doc)
+    blocks = False
+    for msg in messages or ():
+        if not isinstance(msg, dict):
+            continue
+        calls = msg.get("tool_calls")
+        if msg.get("role") == "tool" or (isinstance(calls, list) and calls):
+            return OPENAI
+        content = msg.get("content")
+        if not blocks and isinstance(content, list):
+            blocks = any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_ONLY for b in content)
+    return ANTHROPIC if blocks else OPENAI
 
-    return detect_format(doc)
+
+_ANTHROPIC_ONLY = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 
 
 def _messages(doc: Any) -> tuple[list | None, dict | None]:

@@ -73,9 +73,9 @@ def doc_target(doc: Any, target: str | None) -> str:
     info = getattr(doc, "info", None)
     if info is not None and info.get("format") not in ("openai", "anthropic"):
         return "openai"
-    from hermesctx.messages import detect_format
+    from hermesctx.wire.rules import target_of
 
-    return detect_format(doc.data)
+    return target_of(doc.data)
 
 
 def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int], list], *,
