@@ -135,10 +135,11 @@ def _blank(value: Any) -> bool:
 
 
 def target_of(doc: Any) -> str:
-    """The API a body is written for: Anthropic for a top-level ``system``, else OpenAI when any
+    """The API a body is written for: Anthropic for a top-level ``system`` (or another parameter
+    only Anthropic has: ``thinking``, ``stop_sequences``, ``top_k``), else OpenAI when any
     message carries OpenAI tool traffic (a ``tool`` message, a non-empty ``tool_calls``), else
     Anthropic when any content block is Anthropic-only, else OpenAI."""
-    if isinstance(doc, dict) and "system" in doc:
+    if isinstance(doc, dict) and not _ANTHROPIC_PARAMS.isdisjoint(doc):
         return ANTHROPIC
     messages, _ = _messages(doc)
     blocks = False
@@ -155,6 +156,7 @@ def target_of(doc: Any) -> str:
 
 
 _ANTHROPIC_ONLY = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+_ANTHROPIC_PARAMS = frozenset({"system", "thinking", "stop_sequences", "top_k"})
 
 
 def _messages(doc: Any) -> tuple[list | None, dict | None]:
@@ -472,7 +474,7 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
 
     in_run = False
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
+        if type(msg) is not dict:
             if in_run:
                 close()
             in_run = False
@@ -500,22 +502,26 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
         if in_run:
             close()
             in_run = False
+        if role != "assistant":
+            continue
         calls = msg.get("tool_calls")
-        if role == "assistant" and calls == [] and isinstance(calls, list):
+        if calls is None or type(calls) is not list:
+            continue
+        if not calls:
             sink.add(f"messages[{i}].tool_calls", "OA-TOOL-CALLS-EMPTY",
                      f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with "
                      "minimum length 1, but got an empty array instead.")
-        if role == "assistant" and isinstance(calls, list) and calls:
-            in_run, open_at = True, i
-            expected, answered = {}, set()
-            for k, call in enumerate(calls):
-                cid = call.get("id") if isinstance(call, dict) else None
-                key = id_key(cid)
-                if key in expected:
-                    sink.add(f"messages[{i}].tool_calls[{k}].id", "OA-TOOL-DUP-ID",
-                             f"(undocumented) duplicate tool_call id: '{_show_id(cid)}'")
-                else:
-                    expected[key] = cid
+            continue
+        in_run, open_at = True, i
+        expected, answered = {}, set()
+        for k, call in enumerate(calls):
+            cid = call.get("id") if type(call) is dict else None
+            key = id_key(cid)
+            if key in expected:
+                sink.add(f"messages[{i}].tool_calls[{k}].id", "OA-TOOL-DUP-ID",
+                         f"(undocumented) duplicate tool_call id: '{_show_id(cid)}'")
+            else:
+                expected[key] = cid
     if in_run:
         close()
 
