@@ -15,10 +15,10 @@ from hermesctx.stages.cache_mark import cache_mark, count_markers
 from hermesctx.stages.compress import compress_messages
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import find_problems, sanitize
-from hermesctx.wire.rules import check_pairing
 from hermesctx.stages.spill import Budget, restore, spill
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
 from hermesctx.summary_text import SUMMARY_FLAG
+from hermesctx.wire.rules import check_pairing
 
 SEEDS = range(40)
 

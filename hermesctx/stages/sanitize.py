@@ -277,6 +277,22 @@ def _call_removed(msg: dict) -> dict:
     return out
 
 
+def _claim(owners: dict, answered: dict, result_id: Any, report: dict) -> tuple | None:
+    """The call a result answers: ``(owner, wire id)`` of the latest earlier call with its id
+    (``owners``), marked answered; None, counted, for an orphan or a second result for one call."""
+    found = owners.get(id_key(result_id)) if result_id is not None else None
+    if found is None:
+        report["results_removed"] += 1
+        return None
+    owner, wire_id = found
+    key = id_key(wire_id)
+    if key in answered[owner]:
+        report["duplicates_removed"] += 1
+        return None
+    answered[owner].add(key)
+    return found
+
+
 def _positional_openai(messages: list, stub: bool, report: dict) -> list:
     """Each tool result goes in the run right after the latest earlier assistant message that
     made its call (matched by the call's ``id``, or its Codex ``call_id``: the result then
@@ -290,16 +306,10 @@ def _positional_openai(messages: list, stub: bool, report: dict) -> list:
         role = msg.get("role")
         if role == "tool":
             cid = msg.get("tool_call_id")
-            found = owners.get(id_key(cid)) if cid is not None else None
+            found = _claim(owners, answered, cid, report)
             if found is None:
-                report["results_removed"] += 1
                 continue
             owner, wire_id = found
-            key = id_key(wire_id)
-            if key in answered[owner]:
-                report["duplicates_removed"] += 1
-                continue
-            answered[owner].add(key)
             if cid != wire_id:
                 msg = {**msg, "tool_call_id": wire_id}
                 report["ids_rewritten"] += 1
@@ -410,21 +420,15 @@ def _positional_anthropic(messages: list, stub: bool, report: dict) -> list:
         elif roles[i] == "user":
             first_user = i == 0 or turn_of[i - 1] != t
             leading = True
-            for j, block in enumerate(content):
+            for block in content:
                 if not (isinstance(block, dict) and block.get("type") == "tool_result"):
                     leading = False
                     continue
                 uid = block.get("tool_use_id")
-                found = owners.get(id_key(uid)) if uid is not None else None
+                found = _claim(owners, answered, uid, report)
                 if found is None:
-                    report["results_removed"] += 1
                     continue
                 owner, wire_id = found
-                key = id_key(wire_id)
-                if key in answered[owner]:
-                    report["duplicates_removed"] += 1
-                    continue
-                answered[owner].add(key)
                 if uid != wire_id:
                     block = {**block, "tool_use_id": wire_id}
                 if owner != t - 1 or not (first_user and leading):
