@@ -359,3 +359,19 @@ def test_stub_never_leaves_an_empty_call_list_nor_drops_a_reused_exchange():
     # (Hermes's pre-API repair drops the second exchange as a duplicate and leaves `tool_calls: []`)
     assert report["repair"] == "positional" and report["duplicates_removed"] == 0
     assert sanitize(msgs[:-1], stub=True)[0] == msgs[:-1]
+
+
+def test_reference_may_be_a_session_log(tmp_path):
+    # a log's events hold the thinking blocks deep inside; the body keeps one, changes another
+    events = [{"type": "user", "message": {"role": "user", "content": "q"}},
+              {"type": "assistant", "message": {"role": "assistant", "content": [think("a", "s1")]}},
+              {"type": "assistant", "message": {"role": "assistant", "content": [think("b", "s2")]}}]
+    log = tmp_path / "session.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    body = an({"role": "user", "content": "q"},
+              {"role": "assistant", "content": [think("a", "s1"), think("b!", "s2"), text("answer")]})
+    r = invoke(["validate", "--reference", str(log)], json.dumps(body, indent=1))
+    assert r.status == 1
+    assert r.stderr.splitlines()[0] == ("messages[1].content[1]: AN-THINK-MODIFIED: messages.1.content.1: "
+                                        "Invalid `signature` in `thinking` block")
+    assert r.stderr.splitlines()[-1] == "1 problem in 1 of 1 transcript"

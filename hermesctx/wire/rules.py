@@ -966,15 +966,34 @@ def _prefix_digests(system: Any, messages: list) -> list[bytes]:
     return out
 
 
+def _thinking_blocks(value: Any, found: dict) -> None:
+    """Every thinking / redacted_thinking block anywhere in ``value`` (a session log's events
+    included), keyed by :func:`_thinking_key` (index -1: no position)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("type") in _THINKING:
+                found.setdefault(_thinking_key(item), -1)
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, (dict, list)))
+
+
 def _thinking_reference(doc: Any, messages: list, sink: _Sink, reference: Any) -> None:
-    """AN-THINK-MODIFIED (every thinking block occurs unchanged in the reference) and
-    AN-THINK-PREFIX (a kept signed block has the prefix it had in an Anthropic reference)."""
+    """AN-THINK-MODIFIED (every thinking block occurs unchanged in the reference, which may be
+    any input: a body, a batch line, a session log's events) and AN-THINK-PREFIX (a kept signed
+    block has the prefix it had in an Anthropic reference body)."""
     ref_messages, ref_body = _messages(reference)
-    ref_messages = ref_messages or []
+    is_body = ref_messages is not None and (ref_body is not None or all(
+        isinstance(m, dict) and "role" in m for m in ref_messages))
     where: dict = {}
-    for i, _j, block in _blocks(ref_messages, range(len(ref_messages))):
-        if block.get("type") in _THINKING:
-            where.setdefault(_thinking_key(block), i)
+    if is_body:
+        for i, _j, block in _blocks(ref_messages, range(len(ref_messages))):
+            if block.get("type") in _THINKING:
+                where.setdefault(_thinking_key(block), i)
+    else:
+        _thinking_blocks(reference, where)
     found: list[tuple[int, int]] = []
     for i, j, block in _blocks(messages, range(len(messages))):
         if block.get("type") not in _THINKING:
@@ -983,7 +1002,7 @@ def _thinking_reference(doc: Any, messages: list, sink: _Sink, reference: Any) -
         if key not in where:
             sink.add(f"messages[{i}].content[{j}]", "AN-THINK-MODIFIED",
                      f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
-        else:
+        elif where[key] >= 0:
             found.append((i, where[key]))
     if not found or target_of(reference) != ANTHROPIC:
         return

@@ -23,7 +23,8 @@ from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
               help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
 @click.option("--reference", type=click.Path(dir_okay=False), default=None,
               help="The input the body was made from: enables the thinking-signature rules "
-                   "(AN-THINK-MODIFIED, AN-THINK-PREFIX). A batch pairs line by line.")
+                   "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
+                   "or a session log.")
 @format_options
 def command(input, jsonl, target, strict, out_format, reference, **params):
     """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
@@ -47,10 +48,11 @@ def command(input, jsonl, target, strict, out_format, reference, **params):
     fmt = format_kwargs(params)
     refs = _references(env, reference) if reference else None
 
-    def checker(doc: Any, doc_target: str, k: int) -> list:
+    def checker(doc: Any, doc_target: str, line: int | None) -> list:
         ref = None
-        if refs is not None:
-            ref = refs[k] if len(refs) > 1 and k < len(refs) else refs[0] if len(refs) == 1 else refs
+        if refs is not None:  # a batch pairs line by line; else the whole reference (a log)
+            ref = refs[line - 1] if line is not None and len(refs) > 1 and line <= len(refs) \
+                else refs[0] if len(refs) == 1 else refs
         return rules.check(doc, doc_target, strict=strict, reference=ref)
 
     return report_problems(env, documents(env, input, jsonl, **fmt), checker, target=target,
@@ -78,7 +80,7 @@ def doc_target(doc: Any, target: str | None) -> str:
     return target_of(doc.data)
 
 
-def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int], list], *,
+def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int | None], list], *,
                     target: str | None = None, as_json: bool = False) -> ExitStatus:
     """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
     summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
@@ -90,7 +92,7 @@ def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int],
     for doc in docs:
         transcripts += 1
         try:
-            found = checker(doc.data, doc_target(doc, target), doc.index)
+            found = checker(doc.data, doc_target(doc, target), doc.line)
         except HermesctxError as err:
             raise (err.located(doc.where) if doc.where else err) from None
         where = f"{doc.where}: " if doc.where else ""
