@@ -375,3 +375,11 @@ def test_reference_may_be_a_session_log(tmp_path):
     assert r.stderr.splitlines()[0] == ("messages[1].content[1]: AN-THINK-MODIFIED: messages.1.content.1: "
                                         "Invalid `signature` in `thinking` block")
     assert r.stderr.splitlines()[-1] == "1 problem in 1 of 1 transcript"
+
+
+def test_sanitize_check_refuses_what_sanitize_refuses():
+    for args in (["sanitize", "--check"], ["sanitize"]):
+        r = invoke(args, b'[{"role": "user", "content": "x"}, 5]\n')
+        assert r.status == 3 and "messages[1]" in r.stderr, args
+    r = invoke(["validate"], b'[{"role": "user", "content": "x"}, 5]\n')
+    assert r.status == 1 and "line 1: messages[1]: OA-SCHEMA: Invalid type for 'messages[1]': expected an object" in r.stderr

@@ -5,6 +5,7 @@ import click
 from hermesctx.cli.options import format_kwargs, input_options, transcript_options
 from hermesctx.cli.runner import documents, get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
+from hermesctx.messages import check_messages, messages_of
 from hermesctx.stages import sanitize as stage
 
 
@@ -43,8 +44,11 @@ def command(input, jsonl, stub, check, pretty, in_place, backup, report, **param
     from hermesctx.cli.commands.validate import report_problems
     from hermesctx.wire.rules import check_pairing
 
-    return report_problems(env, documents(env, input, jsonl, **fmt),
-                           lambda data, target, _k: check_pairing(data, target))
+    def checker(data, target, _line):
+        check_messages(messages_of(data))  # what sanitize itself refuses (exit 3)
+        return check_pairing(data, target)
+
+    return report_problems(env, documents(env, input, jsonl, **fmt), checker)
 
 
 def make(params: dict, env):
