@@ -383,3 +383,61 @@ def test_sanitize_check_refuses_what_sanitize_refuses():
         assert r.status == 3 and "messages[1]" in r.stderr, args
     r = invoke(["validate"], b'[{"role": "user", "content": "x"}, 5]\n')
     assert r.status == 1 and "line 1: messages[1]: OA-SCHEMA: Invalid type for 'messages[1]': expected an object" in r.stderr
+
+
+def test_sanitize_output_has_no_pairing_problem_on_adversarial_transcripts():
+    from oracle.adversarial_prune import AdversarialGen
+
+    from hermesctx.errors import HermesctxError
+    from hermesctx.wire.rules import target_of
+
+    for seed in range(300):
+        for safe in (True, False):
+            msgs = AdversarialGen(seed, hermes_safe=safe).transcript()
+            target = target_of(msgs)
+            for stub in (False, True):
+                try:
+                    out, _ = sanitize(msgs, stub=stub)
+                except HermesctxError:  # refused as input (exit 3), not repaired
+                    continue
+                assert check_pairing(out, target) == [], (seed, safe, stub)
+                check(out, OA)
+                check(out, AN)  # never crashes
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4)
+                    | st.sampled_from(["user", "assistant", "tool", "text", "tool_use", "tool_result", "thinking",
+                                       "id", "a", ""]),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.sampled_from(["role", "content", "type", "id", "tool_use_id", "tool_call_id",
+                                                       "tool_calls", "text", "messages", "system", "cache_control",
+                                                       "thinking", "signature", "input", "name", "function"]),
+                                      inner, max_size=5),
+                    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=JSON, reference=JSON)
+def test_check_never_crashes(doc, reference):
+    for target in (OA, AN):
+        check(doc, target, strict=True, reference=reference)
+        check_pairing(doc, target)
+
+
+_MESSAGE = st.builds(lambda m, role: {**m, "role": role},
+                     st.dictionaries(st.sampled_from(["content", "tool_calls", "tool_call_id", "call_id"]), JSON, max_size=4),
+                     st.sampled_from(["user", "assistant", "tool", "system", "x"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(msgs=st.lists(_MESSAGE, max_size=8), stub=st.booleans(), system=st.booleans())
+def test_sanitize_repairs_malformed_messages_too(msgs, stub, system):
+    from hermesctx.errors import HermesctxError
+    from hermesctx.wire.rules import target_of
+
+    doc = {"system": "s", "messages": msgs} if system else msgs
+    try:
+        out, _ = sanitize(doc, stub=stub)
+    except HermesctxError:  # refused as input (exit 3)
+        return
+    assert check_pairing(out, target_of(doc)) == []

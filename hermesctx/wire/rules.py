@@ -130,6 +130,12 @@ def _show_id(value: Any) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def _kind(obj: dict) -> str | None:
+    """An object's ``type`` when it is a string (a list ``type`` is no known type, not a crash)."""
+    kind = obj.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _blank(value: Any) -> bool:
     return isinstance(value, str) and value != "" and not value.strip()
 
@@ -151,7 +157,7 @@ def target_of(doc: Any) -> str:
             return OPENAI
         content = msg.get("content")
         if not blocks and isinstance(content, list):
-            blocks = any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_ONLY for b in content)
+            blocks = any(isinstance(b, dict) and _kind(b) in _ANTHROPIC_ONLY for b in content)
     return ANTHROPIC if blocks else OPENAI
 
 
@@ -433,7 +439,7 @@ def _oa_tool_call(sink: _Sink, tpath: str, call: Any) -> None:
     if "type" not in call:
         _oa_missing(sink, f"{tpath}.type")
         kind = "function"
-    elif kind not in _OA_TOOL_CALL_KEYS:
+    elif not isinstance(kind, str) or kind not in _OA_TOOL_CALL_KEYS:
         _oa_value(sink, f"{tpath}.type", kind, "'function' and 'custom'")
         return
     for key in call:
@@ -663,7 +669,7 @@ class _AnthropicWalk:
     def image_source(self, path: str, source: Any) -> None:
         if not isinstance(source, dict):
             return
-        kind = source.get("type")
+        kind = _kind(source)
         fields = {"base64": ("media_type", "data"), "url": ("url",), "file": ("file_id",)}.get(kind)
         where = f"{_an_path(path)}.image.source"
         if fields is None:
@@ -820,7 +826,8 @@ def _turns(messages: list) -> list[tuple[Any, list[int]]]:
 def _blocks(messages: list, indexes: list[int]):
     """``(message index, block index, block)`` of the dict blocks of these messages."""
     for i in indexes:
-        content = messages[i].get("content")
+        msg = messages[i]
+        content = msg.get("content") if isinstance(msg, dict) else None
         if isinstance(content, list):
             for j, block in enumerate(content):
                 if isinstance(block, dict):
