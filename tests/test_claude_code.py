@@ -237,7 +237,7 @@ def test_a_log_of_only_summaries_warns_and_fails_the_check():
     assert "warning: the log holds only session titles (summary events) but no message" in result.stderr
     check = invoke(["sanitize", "--check", str(SUMMARIES)])
     assert check.status == 1
-    assert "transcript 1: the log holds events but no message" in check.stderr
+    assert "messages: EMPTY-LOG: the log holds events but no message" in check.stderr
     estimate = invoke(["estimate", str(SUMMARIES)])
     assert "no message" in estimate.stderr
 

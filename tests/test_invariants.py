@@ -18,6 +18,7 @@ from hermesctx.stages.sanitize import find_problems, sanitize
 from hermesctx.stages.spill import Budget, restore, spill
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
 from hermesctx.summary_text import SUMMARY_FLAG
+from hermesctx.wire.rules import check_pairing
 
 SEEDS = range(40)
 
@@ -54,7 +55,7 @@ def test_repairs_are_idempotent_and_complete(seed, msgs):
     for stub in (False, True):
         once, _ = sanitize(msgs, stub=stub)
         assert sanitize(once, stub=stub)[0] == once
-        assert find_problems(once) == []
+        assert check_pairing(once) == []  # what the APIs check (D12)
     marked, _ = cache_mark(msgs)
     assert count_markers(marked) <= 4 and cache_mark(marked)[0] == marked
     pruned, _ = prune_messages(msgs, protect_tail_count=3)

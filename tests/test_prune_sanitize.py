@@ -218,14 +218,19 @@ def test_cli_prune_default_tail_is_the_compressors():
 
 
 def test_cli_sanitize_check_batch():
-    lines = [json.dumps(S), json.dumps(strip_orphans(S)[0]), json.dumps({"messages": S})]
+    fixed = sanitize(S)[0]
+    lines = [json.dumps(S), json.dumps(fixed), json.dumps({"messages": S})]
     r = invoke(["sanitize", "--check"], ("\n".join(lines) + "\n").encode())
     assert r.status == 1 and r.stdout == b""
     err = r.stderr.splitlines()
-    assert err[0] == "transcript 1: messages[2]: tool call call_B has no result"
-    assert sum(e.startswith("transcript 3: ") for e in err) == 6
-    assert err[-1] == "12 problems in 2 of 3 transcripts"
-    ok = invoke(["sanitize", "--check"], json.dumps(strip_orphans(S)[0]).encode())
+    assert err[0] == ("line 1: messages[2]: OA-TOOL-UNANSWERED: An assistant message with 'tool_calls' must "
+                      "be followed by tool messages responding to each 'tool_call_id'. The following "
+                      "tool_call_ids did not have response messages: call_B")
+    per_line = sum(e.startswith("line 1: ") for e in err)
+    assert per_line == sum(e.startswith("line 3: ") for e in err) > 1
+    assert not any(e.startswith("line 2: ") for e in err)
+    assert err[-1] == f"{2 * per_line} problems in 2 of 3 transcripts"
+    ok = invoke(["sanitize", "--check"], json.dumps(fixed).encode())
     assert ok.status == 0 and ok.stderr.strip() == "0 problems in 0 of 1 transcript"
 
 
@@ -234,7 +239,7 @@ def test_cli_sanitize_jsonl_in_order():
     r = invoke(["sanitize", "--stub"], ("\n".join(lines) + "\n").encode())
     assert r.status == 0
     out = r.lines
-    assert out[0] == stub_orphans(S)[0] and out[1]["model"] == "m"
+    assert out[0] == sanitize(S, stub=True)[0] and out[1]["model"] == "m"
 
 
 def test_cli_bad_message_is_located():

@@ -102,8 +102,11 @@ def test_cli_snapshots(snapshot):
     stub = invoke(["sanitize", "--stub", path])
     anth = invoke(["sanitize", "--stub", str(FIXTURES / "sanitize" / "anthropic-orphans.json")])
     assert (strip.status, stub.status, anth.status) == (0, 0, 0)
-    assert strip.stderr.strip() == "2 orphan results removed, 4 orphan calls removed"
-    assert stub.stderr.strip() == "2 orphan results removed, 4 stub results added"
+    # positional (D12): the Codex result answering the call's call_id now answers its id
+    assert strip.stderr.strip() == ("2 orphan results removed, 3 orphan calls removed, "
+                                    "1 result ids rewritten to their call's id")
+    assert stub.stderr.strip() == ("2 orphan results removed, 3 stub results added, "
+                                   "1 result ids rewritten to their call's id")
     assert {"strip": strip.json, "stub": stub.json, "anthropic": anth.json} == snapshot
 
 
@@ -111,7 +114,8 @@ def test_cli_check_changes_nothing_and_counts():
     raw = (FIXTURES / "sanitize" / "orphans.json").read_bytes()
     r = invoke(["--quiet", "sanitize", "--check"], raw)  # the problems are the output: never silenced
     assert r.status == 1 and r.stdout == b""
-    assert r.stderr.splitlines()[1] == "transcript 1: messages[4]: tool result call_GONE has no matching call"
+    assert r.stderr.splitlines()[1] == ("messages[4].tool_call_id: OA-TOOL-ID-MISMATCH: Invalid parameter: "
+                                        "'tool_call_id' of 'call_GONE' not found in 'tool_calls' of previous message.")
 
 
 def test_cli_check_anthropic_blocks():

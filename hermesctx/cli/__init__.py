@@ -24,6 +24,7 @@ COMMANDS = {
     "estimate": "estimate",
     "prune": "prune",
     "sanitize": "sanitize",
+    "validate": "validate",
     "compress": "compress",
     "cache-mark": "cache_mark",
     "normalize-usage": "normalize_usage",

@@ -7,19 +7,26 @@
   roles dropped, empty ``tool_calls`` keys dropped, blank tool names repaired, orphan results
   removed, a stub result injected right after each call that lost its result, duplicate ids
   dropped.
-- :func:`find_problems` — what ``--check`` reports, changing nothing.
+- :func:`repair_positional` — the repair of what :func:`hermesctx.wire.rules.check_pairing`
+  flags (D12), where Hermes's result would still be rejected: each result moved right after
+  its call, orphans and duplicates dropped, reused Anthropic ids renumbered, calls left without
+  a result removed or stubbed. :func:`sanitize` uses it only then.
+- :func:`find_problems` — the orphans by Hermes's set-based matching.
 
 Anthropic ``tool_use``/``tool_result`` blocks are repaired the same way in a transcript without
 OpenAI tool traffic (Hermes does not); an OpenAI transcript is repaired exactly as Hermes does.
-Matching is global and set-based, as in Hermes. Nothing here mutates its input.
+Hermes's matching is global and set-based; the positional repair matches as the APIs do.
+``sanitize --check`` is :func:`hermesctx.wire.rules.check_pairing`. Nothing here mutates its
+input.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hermesctx.messages import check_messages, detect_format, messages_of, with_messages
+from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
+from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
 CALL_REMOVED = "(tool call removed)"
 RESULT_REMOVED = "(tool result removed)"
@@ -100,8 +107,9 @@ def _api_role(msg: dict) -> bool:
     return isinstance(role, str) and role in API_ROLES
 
 
-def _stub_openai(messages: list) -> tuple[list, dict]:
-    report = _empty_report()
+def _stub_prepare(messages: list, report: dict) -> list:
+    """The first steps of Hermes's pre-API repair: unknown roles dropped, a ``tool_calls`` key
+    that is not a non-empty list dropped, blank tool names repaired."""
     msgs = []
     for msg in messages:
         if not _api_role(msg):
@@ -129,6 +137,12 @@ def _stub_openai(messages: list) -> tuple[list, dict]:
             if changed:
                 msg = {**msg, "tool_calls": tcs}
         msgs.append(msg)
+    return msgs
+
+
+def _stub_openai(messages: list) -> tuple[list, dict]:
+    report = _empty_report()
+    msgs = _stub_prepare(messages, report)
 
     calls = {cid for m in msgs if m.get("role") == "assistant" for tc in _calls(m)
              if (cid := _api_call_id(tc))}
@@ -248,6 +262,260 @@ def _merge_stub_turns(messages: list) -> list:
     return out
 
 
+# --- positional repair (D12: what validate's tool-pairing rules need) ----------------------
+
+_POSITIONAL_KEYS = ("results_moved", "ids_rewritten", "ids_renumbered", "messages_joined",
+                    "empty_call_lists_removed")
+
+
+def _call_removed(msg: dict) -> dict:
+    """An assistant message whose calls are all gone: no ``tool_calls`` key, and the filler
+    text when nothing else is left."""
+    out = {k: v for k, v in msg.items() if k != "tool_calls"}
+    if _is_blank(out.get("content")):
+        out["content"] = CALL_REMOVED
+    return out
+
+
+def _claim(owners: dict, answered: dict, result_id: Any, report: dict) -> tuple | None:
+    """The call a result answers: ``(owner, wire id)`` of the latest earlier call with its id
+    (``owners``), marked answered; None, counted, for an orphan or a second result for one call."""
+    found = owners.get(id_key(result_id)) if result_id is not None else None
+    if found is None:
+        report["results_removed"] += 1
+        return None
+    owner, wire_id = found
+    key = id_key(wire_id)
+    if key in answered[owner]:
+        report["duplicates_removed"] += 1
+        return None
+    answered[owner].add(key)
+    return found
+
+
+def _positional_openai(messages: list, stub: bool, report: dict) -> list:
+    """Each tool result goes in the run right after the latest earlier assistant message that
+    made its call (matched by the call's ``id``, or its Codex ``call_id``: the result then
+    takes the ``id``); a result with no such call is an orphan, a second result for one call a
+    duplicate. Calls left without a result are removed, or (``stub``) get a stub result."""
+    owners: dict = {}  # id key -> (assistant index, wire id)
+    attached: dict[int, list] = {}
+    answered: dict[int, set] = {}
+    run = -1  # the assistant whose run of tool messages we are in
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "tool":
+            cid = msg.get("tool_call_id")
+            found = _claim(owners, answered, cid, report)
+            if found is None:
+                continue
+            owner, wire_id = found
+            if cid != wire_id:
+                msg = {**msg, "tool_call_id": wire_id}
+                report["ids_rewritten"] += 1
+            if owner != run:
+                report["results_moved"] += 1
+            attached[owner].append(msg)
+            continue
+        run = -1
+        calls = msg.get("tool_calls")
+        if role == "assistant" and isinstance(calls, list) and calls:
+            run = i
+            attached[i], answered[i] = [], set()
+            for tc in calls:
+                if not isinstance(tc, dict) or tc.get("id") is None:
+                    continue
+                for alias in (tc.get("call_id"), tc["id"]):  # the id wins over a call_id alias
+                    if alias is not None:
+                        owners[id_key(alias)] = (i, tc["id"])
+    out: list = []
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "tool":
+            continue
+        if role != "assistant" or "tool_calls" not in msg:
+            out.append(msg)
+            continue
+        calls = msg["tool_calls"]
+        if i not in attached:  # tool_calls that is not a non-empty list
+            report["empty_call_lists_removed"] += 1
+            out.append(_call_removed(msg))
+            continue
+        kept, stubs, seen = [], [], set()
+        for tc in calls:
+            wire_id = tc.get("id") if isinstance(tc, dict) else None
+            key = id_key(wire_id)
+            if wire_id is not None and key in seen:
+                report["duplicates_removed"] += 1
+                continue
+            if key in answered[i]:
+                seen.add(key)
+                kept.append(tc)
+            elif stub and wire_id is not None:
+                seen.add(key)
+                kept.append(tc)
+                fn = tc.get("function")
+                name = (fn.get("name", "") or "") if isinstance(fn, dict) else ""
+                stubs.append({"role": "tool", "name": name, "content": STUB_TEXT, "tool_call_id": wire_id})
+                report["stubs_added"] += 1
+            else:
+                report["calls_removed"] += 1
+        if not kept:
+            out.append(_call_removed(msg))
+        else:
+            out.append(msg if len(kept) == len(calls) else {**msg, "tool_calls": kept})
+        out.extend(stubs)  # right after the call, as Hermes places them
+        out.extend(attached[i])
+    return out
+
+
+def _unique_id(base: Any, taken: set) -> str:
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
+
+
+def _positional_anthropic(messages: list, stub: bool, report: dict) -> list:
+    """Anthropic turns (consecutive same-role messages are one turn): every ``tool_result``
+    goes to the front of the user turn right after the latest earlier assistant turn that
+    made its call, results split over several user messages joined in the first one; a
+    ``tool_use`` id used twice is renumbered (call and results alike); orphans and
+    duplicates are dropped; calls left without a result are removed, or (``stub``) get a
+    stub result."""
+    roles = [msg.get("role") for msg in messages]
+    turn_of: list[int] = []
+    turn = -1
+    for i, role in enumerate(roles):
+        if i == 0 or role != roles[i - 1] or role not in ("user", "assistant"):
+            turn += 1
+        turn_of.append(turn)
+    # pass 1: tool_use ids (renumbered when reused), and which turn each result belongs to
+    taken: set = set()
+    renamed: dict[tuple[int, int], str] = {}  # (message, block) -> new tool_use id
+    owners: dict = {}  # id key -> (assistant turn, wire id)
+    slots: dict[int, list] = {}  # assistant turn -> result blocks
+    answered: dict[int, set] = {}
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        t = turn_of[i]
+        if roles[i] == "assistant":
+            slots.setdefault(t, [])
+            answered.setdefault(t, set())
+            for j, block in enumerate(content):
+                if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                    continue
+                bid = block.get("id")
+                key = id_key(bid)
+                wire_id = bid
+                if bid is not None and key in taken:
+                    wire_id = _unique_id(bid, taken)
+                    renamed[(i, j)] = wire_id
+                    report["ids_renumbered"] += 1
+                taken.add(id_key(wire_id))
+                if bid is not None:
+                    owners[key] = (t, wire_id)
+        elif roles[i] == "user":
+            first_user = i == 0 or turn_of[i - 1] != t
+            leading = True
+            for block in content:
+                if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                    leading = False
+                    continue
+                uid = block.get("tool_use_id")
+                found = _claim(owners, answered, uid, report)
+                if found is None:
+                    continue
+                owner, wire_id = found
+                if uid != wire_id:
+                    block = {**block, "tool_use_id": wire_id}
+                if owner != t - 1 or not (first_user and leading):
+                    report["results_moved"] += 1
+                slots[owner].append(block)
+    # pass 2: the calls kept, the results at the front of the next user turn
+    out: list = []
+    pending: list = []  # results waiting for the first message after an assistant turn
+    stubs: list = []  # stub results of the current assistant turn (they go first)
+    for i, msg in enumerate(messages):
+        role, content = roles[i], msg.get("content")
+        if pending and role != "assistant":
+            if role == "user":
+                rest = _without_results(content)
+                out.append({**msg, "content": pending + rest})
+            else:
+                out.append({"role": "user", "content": pending})
+                out.append(msg)
+            pending = []
+            continue
+        if role == "assistant" and isinstance(content, list):
+            t = turn_of[i]
+            kept = []
+            changed = False
+            for j, block in enumerate(content):
+                if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                    kept.append(block)
+                    continue
+                wire_id = renamed.get((i, j), block.get("id"))
+                if (i, j) in renamed:
+                    block = {**block, "id": wire_id}
+                    changed = True
+                if wire_id is not None and id_key(wire_id) in answered[t]:
+                    kept.append(block)
+                elif stub and wire_id is not None:
+                    kept.append(block)
+                    stubs.append({"type": "tool_result", "tool_use_id": wire_id, "content": STUB_TEXT})
+                    report["stubs_added"] += 1
+                else:
+                    report["calls_removed"] += 1
+                    changed = True
+            if changed or len(kept) != len(content):
+                msg = {**msg, "content": kept or [{"type": "text", "text": CALL_REMOVED}]}
+        if role == "assistant":
+            out.append(msg)
+            t = turn_of[i]
+            if i + 1 == len(messages) or turn_of[i + 1] != t:
+                pending = stubs + slots.get(t, [])
+                stubs = []
+            continue
+        if role == "user" and isinstance(content, list):
+            rest = _without_results(content)
+            if len(rest) != len(content):
+                if rest:
+                    msg = {**msg, "content": rest}
+                elif out and out[-1].get("role") == "user":
+                    report["messages_joined"] += 1
+                    continue
+                else:
+                    msg = {**msg, "content": [{"type": "text", "text": RESULT_REMOVED}]}
+        out.append(msg)
+    if pending:
+        out.append({"role": "user", "content": pending})
+    return out
+
+
+def _without_results(content: Any) -> list:
+    """A user message's content without its tool_result blocks, as a block list."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+
+
+def repair_positional(messages: list, target: str, *, stub: bool = False) -> tuple[list, dict]:
+    """Repair ``messages`` so :func:`hermesctx.wire.rules.check_pairing` has nothing to say
+    for ``target``: ``(new_list, report)``. With ``stub`` the first steps of Hermes's pre-API
+    repair run first (unknown roles, blank names)."""
+    report = _empty_report()
+    report.update(dict.fromkeys(_POSITIONAL_KEYS, 0))
+    msgs = _stub_prepare(messages, report) if stub else messages
+    if target == ANTHROPIC:
+        return _positional_anthropic(msgs, stub, report), report
+    return _positional_openai(msgs, stub, report), report
+
+
 # --- entry points -------------------------------------------------------------------------
 
 def _both(openai_pass, messages: list, stub: bool) -> tuple[list, dict]:
@@ -276,7 +544,9 @@ def _show(value: Any) -> str:
 
 
 def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
-    """Every orphan, in message order: ``{"index", "kind", "id", "message"}``.
+    """Every orphan by Hermes's own set-based matching, in message order: ``{"index", "kind",
+    "id", "message"}`` (what a Hermes repair removes; ``sanitize --check`` reports the
+    positional rules instead, :func:`hermesctx.wire.rules.check_pairing`).
 
     ``kind`` is ``orphan_result`` (a result whose call is missing) or ``orphan_call`` (a call
     whose result is missing); OpenAI pairs are matched as the compressor repair matches them,
@@ -315,14 +585,35 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
 
 
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
-    """The ``sanitize`` stage on a document: ``(new_doc, report)``."""
+    """The ``sanitize`` stage on a document: ``(new_doc, report)``; ``report["repair"]`` says
+    which repair made the output (D6, D12):
+
+    - ``none``: the input breaks no tool-pairing rule of its API, and its pairs are kept as
+      they are (Hermes's set-based matching would delete a valid Codex pair or an exchange
+      whose id an earlier turn reused); ``stub`` still applies the pre-API cleanups.
+    - ``hermes``: Hermes's repair (the compressor's, or the pre-API one with ``stub``), when
+      its result breaks no tool-pairing rule.
+    - ``positional``: else :func:`repair_positional` of the input."""
     messages = messages_of(doc)
     check_messages(messages)
-    fmt = detect_format(messages)
-    new, report = (stub_orphans if stub else strip_orphans)(messages, fmt)
+    target = target_of(doc)
+    if not check_pairing(messages, target):
+        report = _empty_report()
+        new = _stub_prepare(messages, report) if stub else messages
+        report["repair"] = "none"
+    else:
+        new, report = (stub_orphans if stub else strip_orphans)(messages)
+        report["repair"] = "hermes"
+        if check_pairing(new, target):
+            new, report = repair_positional(messages, target, stub=stub)
+            report["repair"] = "positional"
+    for key in _POSITIONAL_KEYS:
+        report.setdefault(key, 0)
     report["mode"] = "stub" if stub else "strip"
     report["messages_before"] = len(messages)
     report["messages_after"] = len(new)
+    if new is messages:
+        return doc, report
     return with_messages(doc, new), report
 
 
@@ -334,4 +625,11 @@ def describe(report: dict) -> str:
         parts.append(f"{report['duplicates_removed']} duplicates removed")
     if report["messages_dropped"]:
         parts.append(f"{report['messages_dropped']} messages with unknown roles dropped")
+    for key, what in (("results_moved", "results moved after their call"),
+                      ("ids_rewritten", "result ids rewritten to their call's id"),
+                      ("ids_renumbered", "reused tool_use ids renumbered"),
+                      ("messages_joined", "split result messages joined"),
+                      ("empty_call_lists_removed", "empty tool_calls lists removed")):
+        if report.get(key):
+            parts.append(f"{report[key]} {what}")
     return ", ".join(parts)

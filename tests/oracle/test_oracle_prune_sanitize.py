@@ -69,3 +69,43 @@ result = [[_summarize_tool_result(*c), _truncate_tool_call_args_json(c[1])] for 
     for case, (stub, shrunk) in zip(cases, theirs):
         assert summarize_tool_result(*case) == stub, case
         assert truncate_args_json(case[1]) == shrunk
+
+
+def test_valid_pairs_hermes_would_delete_are_kept():
+    """D12 exception "input kept": a transcript the APIs accept keeps its pairs. Hermes's
+    compressor repair matches a Codex call by ``call_id`` and deletes the pair whose result
+    answers the call's ``id`` (what goes on the wire); its pre-API repair deletes an exchange whose
+    id an earlier turn reused (live tau-bench / SWE-agent transcripts reuse ids) and leaves
+    ``tool_calls: []``, which the API rejects."""
+    from hermesctx.stages.sanitize import sanitize
+    from hermesctx.wire.rules import check_pairing
+
+    def call(cid, **extra):
+        return {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": "{}"}, **extra}
+
+    codex = [{"role": "user", "content": "go"},
+             {"role": "assistant", "content": "", "tool_calls": [call("fc_1", call_id="call_1")]},
+             {"role": "tool", "tool_call_id": "fc_1", "content": "ok"},
+             {"role": "assistant", "content": "done"}]
+    reused = [{"role": "user", "content": "go"},
+              {"role": "assistant", "content": None, "tool_calls": [call("t0")]},
+              {"role": "tool", "tool_call_id": "t0", "content": "one"},
+              {"role": "user", "content": "again"},
+              {"role": "assistant", "content": None, "tool_calls": [call("t0")]},
+              {"role": "tool", "tool_call_id": "t0", "content": "two"}]
+    theirs = hermes("""
+from agent.context_compressor import ContextCompressor
+from agent.agent_runtime_helpers import sanitize_api_messages
+import copy
+c = ContextCompressor(model="claude-sonnet-4-5", quiet_mode=True, config_context_length=200000)
+result = [[c._sanitize_tool_pairs(copy.deepcopy(m)), sanitize_api_messages(copy.deepcopy(m))] for m in data]
+""", [codex, reused])
+    (codex_strip, _), (_, reused_stub) = theirs
+    assert check_pairing(codex) == check_pairing(reused) == []
+    assert len(codex_strip) == 3 and codex_strip[1] == {"role": "assistant", "content": "(tool call removed)"}
+    assert reused_stub[4]["tool_calls"] == [] and len(reused_stub) == 5
+    assert check_pairing(reused_stub) != []
+    for msgs in (codex, reused):
+        for stub in (False, True):
+            out, report = sanitize(msgs, stub=stub)
+            assert out == msgs and report["repair"] == "none"

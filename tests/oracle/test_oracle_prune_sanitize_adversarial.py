@@ -5,6 +5,7 @@ Transcripts come from :mod:`oracle.adversarial_prune`. Those that decisions D5/D
 (Anthropic blocks in a transcript without OpenAI tool messages) are not compared here.
 """
 
+import collections
 import copy
 import json
 import random
@@ -16,6 +17,7 @@ from hermesctx import tokens
 from hermesctx.stages.prune import anthropic_blocks_apply, prune_messages, truncate_args_json
 from hermesctx.stages.sanitize import strip_orphans, stub_orphans
 from hermesctx.stubs import summarize_tool_result
+from hermesctx.wire.rules import check_pairing, target_of
 from oracle.adversarial_prune import STUB_TOOLS, AdversarialGen, budgets
 from oracle.harness import hermes, needs_oracle
 
@@ -163,6 +165,7 @@ assert (c2.protect_last_n, c2.tail_token_budget) == (20, 30000)
 result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]), stub(k["messages"])]
           for k in data]
 """, cases)
+    exceptions: collections.Counter = collections.Counter()
     for case, (pruned, strip, stub) in zip(cases, theirs):
         msgs = case["messages"]
         args = {"flags": ["--protect-last-n", str(case["count"]), "--tail-tokens", str(case["budget"])],
@@ -171,10 +174,35 @@ result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]
         r = invoke(["prune", *args], doc)
         assert r.status == 0, r.stderr
         assert (r.json["messages"] if case["mode"] == "hermes" else r.json) == pruned, case["seed"]
-        r = invoke(["sanitize"], msgs)
-        assert r.status == 0 and r.json == strip, case["seed"]
-        r = invoke(["sanitize", "--stub"], msgs)
-        assert r.status == 0 and r.json == stub, case["seed"]
+        for args, theirs in ((["sanitize"], strip), (["sanitize", "--stub"], stub)):
+            r = invoke(args, msgs)
+            assert r.status == 0, case["seed"]
+            exceptions[wire_exception(msgs, theirs, r.json)] += 1
+    # both occur in these seeds (as of this writing 105 hermes, 215 positional of 160 cases x 2
+    # modes); "input kept": test_oracle_prune_sanitize.py::test_valid_pairs_hermes_would_delete_are_kept
+    assert {"hermes", "positional"} <= set(exceptions), exceptions
+
+
+def wire_exception(msgs: list, theirs: list, ours: list) -> str:
+    """D12: `sanitize` writes Hermes's repair where the APIs' tool-pairing rules accept it
+    (``hermes``). Named exceptions, where the output is still accepted:
+
+    - ``input kept``: the input already passes the rules; its pairs stay as they are (Hermes's
+      set-based matching deletes a Codex pair whose result answers the call's ``id``, and its
+      pre-API repair an exchange whose id an earlier turn reused, leaving ``tool_calls: []``);
+      ``--stub`` still applies the pre-API cleanups (unknown roles, blank names, empty lists).
+    - ``positional``: Hermes's output would be rejected (a tool message without an id, or out of
+      its call's run, kept; ``tool_calls: []`` left; a result on a Codex ``call_id``): the
+      positional repair of the input instead.
+    """
+    target = target_of(msgs)
+    if not check_pairing(theirs, target) and check_pairing(msgs, target):
+        assert ours == theirs
+        return "hermes"
+    assert check_pairing(ours, target) == []
+    if ours == theirs:
+        return "hermes"
+    return "input kept" if not check_pairing(msgs, target) else "positional"
 
 
 def test_hermes_crashes_on_non_object_messages_and_we_refuse_them():

@@ -4,8 +4,7 @@ import click
 
 from hermesctx.cli.options import format_kwargs, input_options, transcript_options
 from hermesctx.cli.runner import documents, get_env, transform_stream
-from hermesctx.errors import HermesctxError
-from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.messages import check_messages, messages_of
 from hermesctx.stages import sanitize as stage
 
@@ -16,7 +15,8 @@ from hermesctx.stages import sanitize as stage
               help="Inject stub results for calls that lost theirs (Hermes's pre-API repair) "
                    "instead of removing the calls.")
 @click.option("--check", is_flag=True,
-              help="Change nothing: list every orphan on stderr, exit 1 if there is any.")
+              help="Change nothing: list every tool-pairing problem `hermesctx validate` finds "
+                   "(OA-TOOL-*, AN-TOOL-*) on stderr, exit 1 if there is any.")
 @transcript_options
 def command(input, jsonl, stub, check, pretty, in_place, backup, report, **params):
     """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
@@ -41,28 +41,14 @@ def command(input, jsonl, stub, check, pretty, in_place, backup, report, **param
                          pretty=pretty, report=report, describe=stage.describe,
                          in_place=in_place, backup=backup, formats=fmt)
         return
-    problems = transcripts = bad = 0
-    for doc in documents(env, input, jsonl, **fmt):
-        try:
-            messages = messages_of(doc.data)
-            check_messages(messages)
-        except HermesctxError as err:
-            raise (err.located(doc.where) if doc.where else err) from None
-        transcripts += 1
-        found = stage.find_problems(messages)
-        if (getattr(doc, "info", None) or {}).get("empty_log"):  # a session log gave no message
-            found = [{"message": "the log holds events but no message"}]
-        where = f"transcript {transcripts}: "  # 1-based number of the transcript in the batch
-        for problem in found:
-            env.stderr.write(f"{where}{problem['message']}\n")
-        problems += len(found)
-        bad += bool(found)
-    env.stderr.write(f"{problems} problem{'s' * (problems != 1)} in {bad} of {transcripts} "
-                     f"transcript{'s' * (transcripts != 1)}\n")
-    env.stderr.flush()
-    if problems:
-        return ExitStatus.CHECK_FAILED
-    return ExitStatus.OK
+    from hermesctx.cli.commands.validate import report_problems
+    from hermesctx.wire.rules import check_pairing
+
+    def checker(data, target, _line):
+        check_messages(messages_of(data))  # what sanitize itself refuses (exit 3)
+        return check_pairing(data, target)
+
+    return report_problems(env, documents(env, input, jsonl, **fmt), checker)
 
 
 def make(params: dict, env):

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from hermesctx.cli.options import format_kwargs, format_options, input_options
+from hermesctx.cli.runner import Env, documents, get_env
+from hermesctx.errors import HermesctxError
+from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+
+
+@click.command(epilog=EXIT_STATUS_HELP)
+@input_options
+@click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
+              help="The API the body is for (default: the document's own format; logs, "
+                   "Responses items and ShareGPT are read to OpenAI).")
+@click.option("--strict", is_flag=True,
+              help="Count the `risk` rules too (rejected by some models or gateways only).")
+@click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
+@click.option("--reference", type=click.Path(dir_okay=False), default=None,
+              help="The input the body was made from: enables the thinking-signature rules "
+                   "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
+                   "or a session log.")
+@format_options
+def command(input, jsonl, target, strict, out_format, reference, **params):
+    """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
+
+    Each problem is one line on stderr: where it is, the rule id, and the error text the API
+    would return, e.g. `line 3: messages[7].content[1]: AN-TOOL-ORPHAN: ...`. `risk` rules
+    (a 400 on some models or gateways only) are shown but make exit 1 only with --strict;
+    `info` ones (a parameter the caller adds, such as model) never do.
+
+    \b
+    Examples:
+        hermesctx validate examples/anthropic-session.json
+        hermesctx sanitize tests/fixtures/sanitize/orphans.json | hermesctx validate
+        hermesctx validate --jsonl --format json --strict < examples/batch.jsonl
+        hermesctx validate --target anthropic examples/coding-session.json
+        hermesctx convert --to anthropic in.json | hermesctx validate --reference in.json
+    """
+    from hermesctx.wire import rules
+
+    env = get_env()
+    fmt = format_kwargs(params)
+    refs = _references(env, reference) if reference else None
+
+    def checker(doc: Any, doc_target: str, line: int | None) -> list:
+        ref = None
+        if refs is not None:  # a batch pairs line by line; else the whole reference (a log)
+            ref = refs[line - 1] if line is not None and len(refs) > 1 and line <= len(refs) \
+                else refs[0] if len(refs) == 1 else refs
+        return rules.check(doc, doc_target, strict=strict, reference=ref)
+
+    return report_problems(env, documents(env, input, jsonl, **fmt), checker, target=target,
+                           as_json=out_format == "json")
+
+
+def _references(env: Env, path: str) -> list:
+    from hermesctx import io
+    from hermesctx.cli.runner import open_input
+
+    with open_input(env, path) as stream:
+        return [doc.data for doc in io.read_documents(stream, jsonl=None)]
+
+
+def doc_target(doc: Any, target: str | None) -> str:
+    """The API a document is checked against: ``target``, else its own format (OpenAI and
+    Anthropic bodies detected one by one, everything else read to OpenAI)."""
+    if target:
+        return target
+    info = getattr(doc, "info", None)
+    if info is not None and info.get("format") not in ("openai", "anthropic"):
+        return "openai"
+    from hermesctx.wire.rules import target_of
+
+    return target_of(doc.data)
+
+
+def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int | None], list], *,
+                    target: str | None = None, as_json: bool = False) -> ExitStatus:
+    """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
+    summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
+    ``sanitize --check``."""
+    import orjson
+
+    counted = shown = transcripts = bad = 0
+    uncounted: dict[str, int] = {}
+    for doc in docs:
+        transcripts += 1
+        try:
+            found = checker(doc.data, doc_target(doc, target), doc.line)
+        except HermesctxError as err:
+            raise (err.located(doc.where) if doc.where else err) from None
+        if (getattr(doc, "info", None) or {}).get("empty_log"):  # a session log gave no message
+            from hermesctx.wire.rules import Problem
+
+            found = [Problem("messages", "EMPTY-LOG", "reject",
+                             "the log holds events but no message"), *found]
+        where = f"{doc.where}: " if doc.where else ""
+        any_counted = False
+        for problem in found:
+            shown += 1
+            if problem.counted:
+                counted += 1
+                any_counted = True
+            else:
+                uncounted[problem.severity] = uncounted.get(problem.severity, 0) + 1
+            if as_json:
+                row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
+                       "counted": problem.counted}
+                env.stdout.write(orjson.dumps(row) + b"\n")
+            else:
+                tag = "" if problem.severity == "reject" else f" ({problem.severity})"
+                env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")
+        bad += any_counted
+    if as_json:
+        env.stdout.flush()
+    extra = ", ".join(f"{n} {severity}" for severity, n in sorted(uncounted.items()))
+    env.stderr.write(f"{counted} problem{'s' * (counted != 1)} in {bad} of {transcripts} "
+                     f"transcript{'s' * (transcripts != 1)}"
+                     + (f" ({extra} not counted)" if extra else "") + "\n")
+    env.stderr.flush()
+    return ExitStatus.CHECK_FAILED if counted else ExitStatus.OK

@@ -1,0 +1,1 @@
+"""What goes on the wire: the provider request rules (:mod:`hermesctx.wire.rules`)."""
