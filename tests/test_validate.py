@@ -165,6 +165,13 @@ def test_openai_schema_details():
     assert any(path == "messages[2].content" for path, _ in found)  # empty array
 
 
+def test_an_empty_message_list_is_rejected_by_both_apis():
+    assert [(p.rule, p.counted) for p in check({"model": "m", "messages": []}, OA)] == [("OA-SCHEMA", True)]
+    found = [(p.rule, p.message) for p in check({"model": "m", "max_tokens": 1, "messages": []}, "anthropic")]
+    assert found == [("AN-SCHEMA", "messages: at least one message is required")]
+    assert check({"model": "m", "messages": [{"role": "user", "content": "q"}]}, OA) == []
+
+
 def test_bare_list_and_risk_counting():
     msgs = [{"role": "user", "content": "q", "cache_control": CC}]
     (p,) = check(msgs)

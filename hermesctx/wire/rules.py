@@ -291,6 +291,9 @@ def _check_openai(doc: Any, sink: _Sink) -> None:
         if body is None:
             _oa_type(sink, "messages", "an array", doc)
         return
+    if not messages:  # the schema's minItems: 1
+        sink.add("messages", "OA-SCHEMA", "Invalid 'messages': empty array. Expected an array with "
+                 "minimum length 1, but got an empty array instead.")
     cache_marks = 0
     for i, msg in enumerate(messages):
         path = f"messages[{i}]"
@@ -737,6 +740,8 @@ def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
         if body is None:
             sink.add("messages", "AN-SCHEMA", "messages: Input should be a valid list")
         return
+    if not messages:  # reported by clients: langchain-ai/langchain#31657, Helicone/helicone#5257
+        sink.add("messages", "AN-SCHEMA", "messages: at least one message is required")
     last = len(messages) - 1
     for i, msg in enumerate(messages):
         path = f"messages[{i}]"
