@@ -29,7 +29,7 @@ import pytest
 from adversarial_helpers import FIXED_FAILURES, FIXED_SUMMARIES, FixedSummarizer
 
 from hermesctx.stages.compress import compress_messages, summary_role
-from hermesctx.summary_text import END_MARKER, SUMMARY_FLAG, find_latest_summary, is_summary_content
+from hermesctx.summary_text import END_MARKER, find_latest_summary, is_summary_content
 from oracle.adversarial_compress import Gen, redaction_corpus
 from oracle.harness import hermes, needs_oracle
 
@@ -84,7 +84,7 @@ _TURNS = re.compile(r"(?:TURNS TO SUMMARIZE|NEW TURNS TO INCORPORATE):\n(.*?)\n\
 
 
 def _without_summary(messages: list) -> list:
-    return [m for m in messages if not m.get(SUMMARY_FLAG)]
+    return [m for m in messages if not is_summary_content(m.get("content"))]
 
 
 @pytest.mark.parametrize("failing", [False, True], ids=["summary", "fallback"])
