@@ -115,16 +115,22 @@ def _is(a: Any, b: Any) -> bool:
 _DROP = object()
 
 
+def _message_list(doc: Any) -> list | None:
+    """The messages of a body or bare list; None when ``doc`` is neither."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return doc["messages"]
+    return None
+
+
 # --- OpenAI ----------------------------------------------------------------------------------
 
 def openai_request(doc: Any, counts: dict | None = None) -> Any:
     """An OpenAI chat body (or bare message list) as it goes on the wire."""
     counts = {} if counts is None else counts
-    if isinstance(doc, list):
-        messages = doc
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        messages = doc["messages"]
-    else:
+    messages = _message_list(doc)
+    if messages is None:
         return doc
     return _rebuilt(doc, messages, list(openai_messages(messages, counts)), OPENAI_REQUEST_KEYS,
                     counts)
@@ -142,22 +148,29 @@ def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
     return _merge_users(_merge_assistants(_clean_openai(merged, counts), counts), counts)
 
 
-def _merge_assistants(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+def _merge_runs(messages: Iterable[Any], role: str, merge, what: str, counts: dict) -> Iterator[Any]:
+    """Adjacent ``role`` messages folded by ``merge(prev, msg)`` (None: kept apart)."""
     prev = None
     for msg in messages:
         if prev is not None:
-            if isinstance(msg, dict) and msg.get("role") == "assistant":
-                prev = _merge_assistant(prev, msg)
-                bump(counts, MERGED_ASSISTANT)
-                continue
+            if isinstance(msg, dict) and msg.get("role") == role:
+                merged = merge(prev, msg)
+                if merged is not None:
+                    prev = merged
+                    bump(counts, what)
+                    continue
             yield prev
             prev = None
-        if isinstance(msg, dict) and msg.get("role") == "assistant":
+        if isinstance(msg, dict) and msg.get("role") == role:
             prev = msg
         else:
             yield msg
     if prev is not None:
         yield prev
+
+
+def _merge_assistants(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+    return _merge_runs(messages, "assistant", _merge_assistant, MERGED_ASSISTANT, counts)
 
 
 def _merge_assistant(prev: dict, msg: dict) -> dict:
@@ -302,24 +315,16 @@ def _openai_parts(parts: list, tool: bool, counts: dict) -> list:
 
 
 def _merge_users(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
-    prev = None
-    for msg in messages:
-        if prev is not None:
-            if isinstance(msg, dict) and msg.get("role") == "user" \
-                    and isinstance(prev.get("content", ""), str) \
-                    and isinstance(msg.get("content", ""), str):
-                old, new = prev.get("content", ""), msg.get("content", "")
-                prev = {**prev, "content": old + "\n\n" + new if old and new else old or new}
-                bump(counts, MERGED_USER)
-                continue
-            yield prev
-            prev = None
-        if isinstance(msg, dict) and msg.get("role") == "user":
-            prev = msg
-        else:
-            yield msg
-    if prev is not None:
-        yield prev
+    return _merge_runs(messages, "user", _merge_user, MERGED_USER, counts)
+
+
+def _merge_user(prev: dict, msg: dict) -> dict | None:
+    """Hermes's merge of two adjacent user turns: plain texts joined by a blank line; a list
+    content (images, ...) is left apart."""
+    old, new = prev.get("content", ""), msg.get("content", "")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    return {**prev, "content": old + "\n\n" + new if old and new else old or new}
 
 
 # --- Anthropic -------------------------------------------------------------------------------
@@ -353,11 +358,8 @@ class AnthropicState:
 def anthropic_request(body: Any, counts: dict | None = None) -> Any:
     """An Anthropic Messages body (or bare message list) as it goes on the wire."""
     counts = {} if counts is None else counts
-    if isinstance(body, list):
-        messages = body
-    elif isinstance(body, dict) and isinstance(body.get("messages"), list):
-        messages = body["messages"]
-    else:
+    messages = _message_list(body)
+    if messages is None:
         return body
     state = AnthropicState()
     top: dict = {}
