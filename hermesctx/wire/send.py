@@ -177,8 +177,10 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     """Hermes's merge of two adjacent assistant turns: a verification candidate is replaced;
     otherwise the calls are joined, plain texts joined by a newline (stripped), and a list
     content is kept as it is (the later one only fills an empty earlier one)."""
-    if prev.get("finish_reason") in _VERIFY:
-        return msg
+    if prev.get("finish_reason") in _VERIFY or _empty_assistant(prev):
+        return msg  # (an empty turn is dropped, never merged: the rule, before Hermes's merge)
+    if _empty_assistant(msg):
+        return prev
     out = dict(prev)
     calls = list(prev.get("tool_calls") or [])
     new_calls = list(msg.get("tool_calls") or [])
@@ -192,6 +194,11 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     if not prev.get("reasoning_content") and msg.get("reasoning_content"):
         out["reasoning_content"] = msg["reasoning_content"]
     return out
+
+
+def _empty_assistant(msg: dict) -> bool:
+    """An assistant message without content and without calls (OA-ASSISTANT-NO-CONTENT)."""
+    return not msg.get("tool_calls") and not msg.get("function_call") and msg.get("content") in (None, [])
 
 
 def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -272,12 +279,9 @@ def _openai_message(msg: dict, role: Any, counts: dict) -> dict | None:
             if new is not None:
                 out = dict(msg) if out is None else out
                 out["tool_calls"] = new
-    if role == "assistant":
-        cur = out if out is not None else msg
-        if not cur.get("tool_calls") and not cur.get("function_call") \
-                and cur.get("content") in (None, []):  # "" is accepted (and Hermes sends it)
-            bump(counts, EMPTY_ASSISTANT)
-            return None
+    if role == "assistant" and _empty_assistant(out if out is not None else msg):
+        bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
+        return None
     return out if out is not None else msg
 
 

@@ -65,11 +65,30 @@ def _unify_codex_ids(msgs):
                 tc["id"] = tc["call_id"]
     return msgs
 
+def _merge_interims(msgs):
+    # the named exception "consecutive assistant messages merged", for Codex interim turns:
+    # Hermes keeps them apart by internal marks (codex_*_items, finish_reason "incomplete")
+    # that a chat request never carries; without the marks its repair merges them as ours does
+    for m in msgs:
+        if isinstance(m, dict):
+            m.pop("codex_reasoning_items", None)
+            m.pop("codex_message_items", None)
+            if m.get("finish_reason") == "incomplete":
+                m.pop("finish_reason")
+    return msgs
+
+def _drop_empty_assistants(msgs):
+    # the named exception "assistant messages without content or calls dropped", applied before
+    # Hermes's merge as ours does it: such a turn is never merged into its neighbour
+    return [m for m in msgs if not (isinstance(m, dict) and m.get("role") == "assistant"
+                                    and not m.get("tool_calls") and not m.get("function_call")
+                                    and m.get("content") in (None, []))]
+
 def prepare(messages):
     # the conversation loop's part, before the prompt-cache markers are placed
     import copy
     from agent.agent_runtime_helpers import repair_message_sequence
-    msgs = _unify_codex_ids(copy.deepcopy(messages))
+    msgs = _drop_empty_assistants(_merge_interims(_unify_codex_ids(copy.deepcopy(messages))))
     repair_message_sequence(None, msgs)
     out = []
     for m in msgs:
@@ -118,7 +137,34 @@ def wire_difference(ours_stage, hermes_sent) -> set:
     if ours == hermes_sent:
         return set()
     counts: dict = {}
-    assert openai_request(hermes_sent, counts) == ours
+    fixed = openai_request(hermes_sent, counts)
+    if fixed != ours:
+        at = next((i for i, (a, b) in enumerate(zip(ours, fixed)) if a != b), min(len(ours), len(fixed)))
+        raise AssertionError(f"messages[{at}]: ours {ours[at:at + 2]!r:.600}\n hermes sent {fixed[at:at + 2]!r:.600}"
+                             f"\n counts {counts}\n raw hermes {hermes_sent[at:at + 3]!r:.900}")
     unnamed = set(counts) - set(EXCEPTIONS)
     assert not unnamed, unnamed
     return set(counts)
+
+
+def hermes_sent(transcripts: list) -> list:
+    """Hermes's send path (SEND) on each message list, in one Hermes process."""
+    return hermes(SEND + "result = [send(m) for m in data]", transcripts)
+
+
+def assert_wire_matches(pairs: list) -> set:
+    """``pairs`` of (our command's output messages, Hermes's stage output): ours is Hermes's
+    output after Hermes's send path, but for the named exceptions. Returns those used."""
+    from hermesctx.messages import detect_format
+    from hermesctx.wire.send import anthropic_request
+
+    used: set = set()
+    sent = hermes_sent([theirs for _, theirs in pairs])
+    for (ours, theirs), hermes_messages in zip(pairs, sent):
+        if detect_format(theirs) == "anthropic":
+            # Anthropic blocks: Hermes's stages return them as they are (D5/D6) and it has no
+            # chat send path for them; they go out through the Anthropic rules
+            assert ours == anthropic_request(theirs)
+            continue
+        used |= wire_difference(ours, hermes_messages)
+    return used

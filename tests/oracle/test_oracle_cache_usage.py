@@ -339,6 +339,15 @@ def test_cache_mark_adversarial_stage_and_cli_match_hermes_on_the_unmarked_input
     rng = random.Random(41)
     clean = [[_adv_transcript(rng), rng.choice(["5m", "1h"]), rng.random() < 0.5] for _ in range(3000)]
     theirs = _hermes_marks(clean)
+    # D12: the command marks the request as it is sent: Hermes's placement on our send path's
+    # form of the input, then the send path again (its rules, e.g. a marked empty text part)
+    from hermesctx.messages import detect_format
+    from hermesctx.wire.send import request
+
+    def wire(doc, like=None):  # the send path of the input's format (``like``: the input)
+        return request(doc, detect_format(doc if like is None else like))
+
+    on_wire = _hermes_marks([[wire(msgs), ttl, native] for msgs, ttl, native in clean[:300]])
     bodies = 0
     for i, ((msgs, ttl, native), expected) in enumerate(zip(clean, theirs)):
         dirty = _adv_sprinkle(rng, msgs) if i % 2 else msgs
@@ -357,10 +366,10 @@ def test_cache_mark_adversarial_stage_and_cli_match_hermes_on_the_unmarked_input
         if i < 300:
             flags = ["cache-mark", "--ttl", ttl] + (["--native-anthropic"] if native else [])
             bare = invoke(flags, dirty)
-            assert bare.status == 0 and bare.json == expected, bare.stderr
+            assert bare.status == 0 and bare.json == wire(on_wire[i], dirty), bare.stderr
             if report["layout"] != "anthropic":
                 wrapped = invoke(flags, {"model": "m", "messages": dirty})
-                assert wrapped.status == 0 and wrapped.json == {"model": "m", "messages": expected}
+                assert wrapped.status == 0 and wrapped.json == {"model": "m", "messages": bare.json}
     assert bodies < 30
 
 

@@ -17,7 +17,7 @@ from hermesctx.stages.prune import anthropic_blocks_apply, prune_messages, trunc
 from hermesctx.stages.sanitize import strip_orphans, stub_orphans
 from hermesctx.stubs import summarize_tool_result
 from oracle.adversarial_prune import STUB_TOOLS, AdversarialGen, budgets
-from oracle.harness import hermes, needs_oracle
+from oracle.harness import assert_wire_matches, hermes, needs_oracle
 
 pytestmark = [pytest.mark.oracle, needs_oracle]
 
@@ -163,6 +163,7 @@ assert (c2.protect_last_n, c2.tail_token_budget) == (20, 30000)
 result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]), stub(k["messages"])]
           for k in data]
 """, cases)
+    pairs = []  # D12: each command's output vs Hermes's stage output after Hermes's send path
     for case, (pruned, strip, stub) in zip(cases, theirs):
         msgs = case["messages"]
         args = {"flags": ["--protect-last-n", str(case["count"]), "--tail-tokens", str(case["budget"])],
@@ -170,11 +171,14 @@ result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]
         doc = {"model": "claude-sonnet-4-5", "messages": msgs} if case["mode"] == "hermes" else msgs
         r = invoke(["prune", *args], doc)
         assert r.status == 0, r.stderr
-        assert (r.json["messages"] if case["mode"] == "hermes" else r.json) == pruned, case["seed"]
+        pairs.append((r.json["messages"] if case["mode"] == "hermes" else r.json, pruned))
         r = invoke(["sanitize"], msgs)
-        assert r.status == 0 and r.json == strip, case["seed"]
+        assert r.status == 0, case["seed"]
+        pairs.append((r.json, strip))
         r = invoke(["sanitize", "--stub"], msgs)
-        assert r.status == 0 and r.json == stub, case["seed"]
+        assert r.status == 0, case["seed"]
+        pairs.append((r.json, stub))
+    print("wire exceptions used by prune/sanitize on odd input:", sorted(assert_wire_matches(pairs)))
 
 
 def test_hermes_crashes_on_non_object_messages_and_we_refuse_them():
