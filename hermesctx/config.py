@@ -51,6 +51,9 @@ KEYS: dict[str, Key] = {
     "compression.codex_gpt55_autoraise_notice": Key(True, bool),
     "compression.codex_app_server_auto": Key("native", str),
     "compression.in_place": Key(True, bool),
+    "compression.hermes_note": Key(None, (bool, type(None)),
+                                   doc="Hermes's MEMORY.md/USER.md sentence in the compaction note "
+                                       "(null: only for a Hermes transcript)"),
     "compression.budget_rules": Key("documented", str, lambda v: v in ("documented", "hermes-0.19"),
                                     "documented or hermes-0.19", "which budget formulas apply (D1)"),
     "model.default": Key(None, _OPT_STR, doc="model name (context window, encoding, prices)"),

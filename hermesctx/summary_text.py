@@ -37,13 +37,31 @@ LEGACY_PREFIX = "[CONTEXT SUMMARY]:"
 END_MARKER = '--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---'
 MERGED_HEADER = '[PRIOR CONTEXT — for reference only; not a new message]'
 MERGED_DELIMITER = '[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]'
-COMPACTION_NOTE = (
+NOTE_BASE = (
     '[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve co'
     'ntext space. The current session state may still reflect earlier work, so build on that summary '
-    'and state rather than re-doing work. Your persistent memory (MEMORY.md, USER.md) remains fully a'
-    'uthoritative regardless of compaction.]'
+    'and state rather than re-doing work.'
 )
-SUMMARY_FLAG = "_compressed_summary"
+# Hermes's sentence about its memory files: only for a Hermes transcript (or when asked for)
+HERMES_MEMORY_SENTENCE = 'Your persistent memory (MEMORY.md, USER.md) remains fully authoritative regardless of compaction.'
+COMPACTION_NOTE = f'{NOTE_BASE} {HERMES_MEMORY_SENTENCE}]'  # Hermes's note, character for character
+PLAIN_NOTE = f'{NOTE_BASE}]'
+
+
+def compaction_note(hermes: bool) -> str:
+    """The note added to the system prompt: Hermes's own for a Hermes transcript, else without
+    the sentence about Hermes's memory files (which the user's agent does not have)."""
+    return COMPACTION_NOTE if hermes else PLAIN_NOTE
+
+
+def is_hermes_transcript(messages: list) -> bool:
+    """A Hermes agent's transcript: its system prompt speaks of the memory files."""
+    for msg in messages[:1]:
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            text = text_view(msg.get("content"))
+            return "MEMORY.md" in text or "USER.md" in text
+    return False
+
 
 # Prefixes of older releases, still recognised (and replaced) when found in a transcript.
 _TOOLS_SENTENCE = (

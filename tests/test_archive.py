@@ -12,7 +12,7 @@ from hermesctx import io
 from hermesctx.archive import KEY, Archiver, expand
 from hermesctx.stages.compress import compress
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_text import END_MARKER, SUMMARY_FLAG
+from hermesctx.summary_text import END_MARKER, is_summary_content
 
 
 def _compressed(tmp_path, doc=None):
@@ -37,9 +37,10 @@ def test_file_named_by_content_hash_and_noted(tmp_path):
     path = tmp_path / "arch" / (hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
     assert path.exists() and path.read_bytes() == data
     assert os.listdir(tmp_path / "arch") == [path.name]  # no temp files left behind
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))
-    assert summary[KEY] == {"path": str(path), "messages": len(doc), "compressed_messages": len(out)}
-    assert f"archived in {path};" in summary["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))
+    assert KEY not in summary and not any(k.startswith("_") for m in out for k in m)
+    assert f"[The {len(doc)} messages before this compaction are archived in {path} " \
+           f"(compressed to {len(out)} messages);" in summary["content"]
     assert summary["content"].endswith(END_MARKER)
 
 

@@ -13,13 +13,14 @@ from hermesctx.stages.compress import compress, compress_messages, summary_role,
 from hermesctx.summarizers import SummarizerError
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
 from hermesctx.summary_text import (
+    COMPACTION_NOTE,
     END_MARKER,
     LEGACY_PREFIX,
     MERGED_HEADER,
-    SUMMARY_FLAG,
     SUMMARY_PREFIX,
     is_summary_content,
 )
+from hermesctx.wire.send import openai_request
 
 
 class Fixed:
@@ -99,8 +100,9 @@ def test_assembly_prefix_marker_note_and_purity():
     out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=300)
     assert msgs == frozen
     assert report["compressed"] and report["summarizer"] == "fixed"
-    assert out[0]["content"].endswith("remains fully authoritative regardless of compaction.]")
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))
+    assert out[0]["content"].endswith("rather than re-doing work.]")  # not a Hermes transcript
+    assert "MEMORY.md" not in out[0]["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))
     assert summary["content"].startswith(MERGED_HEADER + "\nreply ")  # merged: no role fits between A and A
     assert SUMMARY_PREFIX + "\n## Historical Task Snapshot\nUser asked (deterministic" in summary["content"]
     assert summary["content"].endswith("## Goal\nShip v2.\n\n" + END_MARKER)
@@ -162,7 +164,7 @@ def test_summarizer_chain_never_drops_the_middle():
     assert report["summarizer"] == "extractive" and report["summarizer_errors"][0]["error"] == "HTTP 500"
     out, report = compress_messages(msgs, summarizer=Fixed(error="HTTP 500"), tail_token_budget=300)
     assert report["summarizer"] == "static-fallback" and report["dropped_without_summary"] == 0
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     assert "## Completed Actions\n1. reply 1:" in summary and summary.count("ask ") >= 3
     assert report["headline"].startswith("Compressed with fallback")
     assert report["note"].endswith("Reason: HTTP 500")
@@ -171,7 +173,7 @@ def test_summarizer_chain_never_drops_the_middle():
 def test_extractive_summary_keeps_the_facts():
     doc = load_example("coding-session.json")
     out, report = compress(doc, summarizer=ExtractiveSummarizer(), protect_last_n=6, tail_token_budget=400)
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     for fact in ["src/budget.py", "src/config.py", "tests/test_small_window.py", "pytest -q tests/test_budget.py",
                  "1. READ src/budget.py", "[tool: patch]", "42 passed", "Don't touch src/cli.py",
                  "User asked (deterministic, from compacted turns)"]:
@@ -187,12 +189,13 @@ def test_cli_compress_archive_and_expand(tmp_path, snapshot):
                 "--archive", str(tmp_path / "arch")])
     assert r.status == 0, r.stderr
     assert "Compressed: 26 →" in r.stderr
-    summary = next(m for m in r.json if m.get(SUMMARY_FLAG))
-    assert summary["_hermesctx_archive"]["messages"] == 26
+    summary = next(m for m in r.json if is_summary_content(m.get("content")))
+    assert not any(k.startswith("_") for m in r.json for k in m)  # the note is text, not a key
+    assert "The 26 messages before this compaction are archived in " in summary["content"]
     back = invoke(["compress", "--expand"], r.stdout)
     assert back.status == 0 and back.json == doc
     plain = invoke(["compress", str(raw), "--protect-last-n", "6", "--tail-tokens", "400"])
-    body = [m for m in plain.json if not m.get(SUMMARY_FLAG)]
+    body = [m for m in plain.json if not is_summary_content(m.get("content"))]
     assert body == snapshot
 
 
@@ -209,7 +212,7 @@ def test_cli_provider_summarizers_through_the_real_sdks(provider, env):
         assert f"({provider})" in r.stderr
         body = server.requests[0].body
         assert body["model"] == "m-small" and "TURNS TO SUMMARIZE:" in server.requests[0].prompt
-        summary = next(m for m in r.json if m.get(SUMMARY_FLAG))["content"]
+        summary = next(m for m in r.json if is_summary_content(m.get("content")))["content"]
         assert "## Goal\nFix the budget tests." in summary
 
 
@@ -250,7 +253,7 @@ def test_fallback_summary_and_report_carry_the_cut_reason():
     out, report = compress_messages(msgs, summarizer=FixedSummarizer(fail=error), tail_token_budget=300)
     assert report["summarizer"] == "static-fallback"
     cut = error[:217] + "..."
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     assert f"Summary failure reason: {cut}." in summary
     assert "sk-abc" not in summary  # the secret was beyond the cut
     assert report["note"].endswith(" Reason: " + cut)
@@ -276,4 +279,31 @@ def test_a_text_part_holding_null_or_a_number_is_serialized_not_a_crash():
            {}, {}, {}]
     r = invoke(["compress"], json.dumps(odd).encode())
     assert r.status == 0, r.stderr
-    assert r.json == odd  # a summary would be bigger than these few tokens: the input comes back
+    # a summary would be bigger than these few tokens: the input comes back, as it goes on the wire
+    assert r.json == openai_request(odd)
+
+
+def test_hermes_memory_sentence_only_for_a_hermes_transcript_or_when_asked():
+    hermes = [S("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
+    out, _ = compress_messages(hermes, summarizer=Fixed(), tail_token_budget=300)
+    assert out[0]["content"].endswith(COMPACTION_NOTE)
+    out, _ = compress_messages(_long_chat(), summarizer=Fixed(), tail_token_budget=300, hermes_note=True)
+    assert out[0]["content"].endswith(COMPACTION_NOTE)
+    out, _ = compress_messages(hermes, summarizer=Fixed(), tail_token_budget=300, hermes_note=False)
+    assert "remains fully authoritative" not in out[0]["content"]
+    again, _ = compress_messages(out, summarizer=Fixed(), tail_token_budget=300)
+    assert again[0]["content"].count("[Note: ") == 1
+    r = invoke(["compress", "--hermes-note", "--tail-tokens", "300"], _long_chat())
+    assert r.status == 0, r.stderr and r.json[0]["content"].endswith(COMPACTION_NOTE)
+
+
+def test_a_summary_merged_into_a_tail_message_goes_after_its_thinking():
+    thinking = {"type": "thinking", "thinking": "t", "signature": "S"}
+    msgs = _long_chat()
+    msgs[18] = {"role": "assistant", "content": [thinking, {"type": "text", "text": "reply: " + "a" * 400}]}
+    out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=300)
+    assert report["end"] == 18
+    merged = next(m for m in out if is_summary_content(m.get("content")))
+    assert merged["content"][0] is thinking  # verbatim, and first
+    assert merged["content"][1] == {"type": "text", "text": MERGED_HEADER + "\n"}
+    assert [p["type"] for p in merged["content"]] == ["thinking", "text", "text", "text"]

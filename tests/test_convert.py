@@ -15,6 +15,7 @@ from hermesctx import formats, io
 from hermesctx.formats import anthropic
 from hermesctx.messages import content_text
 from hermesctx.stages.convert import convert, text_of
+from hermesctx.wire import send
 
 F = FIXTURES / "formats"
 CLAUDE = F / "claude-code-session.jsonl"
@@ -35,7 +36,21 @@ def run(*args, stdin=b""):
 
 
 def messages_of(path, *args):
-    return run("convert", *args, path).json["messages"]
+    """The reader's messages: what every command works on (``convert`` writes them as they go
+    on the wire, D12)."""
+    with open(path, "rb") as handle:
+        (doc,) = formats.read_documents(handle, include_sidechains="--include-sidechains" in args,
+                                        all_segments="--all-segments" in args)
+    return doc.data["messages"]
+
+
+def read(source):
+    """Every document the readers give for a file or for bytes (before any writer)."""
+    if isinstance(source, (bytes, str)) and not hasattr(source, "open"):
+        handle = _io.BytesIO(source.encode() if isinstance(source, str) else source)
+        return [doc.data for doc in formats.read_documents(handle)]
+    with open(source, "rb") as handle:
+        return [doc.data for doc in formats.read_documents(handle)]
 
 
 def roles(messages):
@@ -178,12 +193,13 @@ def test_a_broken_line_inside_the_log_is_skipped(tmp_path):
 
 def test_thinking_signatures_and_error_flags_are_reported_not_dropped_silently():
     result = run("convert", "--all-segments", "--to", "anthropic", CLAUDE)
-    assert "thinking signatures: 1 not kept in the anthropic output" in result.stderr
+    assert "thinking signatures" not in result.stderr  # kept verbatim (D12)
     assert "tool result is_error flags: 1 not kept in the anthropic output" in result.stderr
     body = result.json
     thinking = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
                 if b.get("type") == "thinking"]
-    assert thinking == [{"type": "thinking", "thinking": "Lancer pytest d'abord, puis lire le parseur."}]
+    assert len(thinking) == 1 and thinking[0]["thinking"] == "Lancer pytest d'abord, puis lire le parseur."
+    assert thinking[0]["signature"].startswith("EqQBCkYIBxgCK")
 
 
 def test_images_are_reported_when_sharegpt_cannot_hold_them():
@@ -206,7 +222,7 @@ def test_claude_code_report_counts_what_was_read(tmp_path):
     rep = json.loads(full.read_text())
     assert rep["sidechain_events"] == 4 and rep["abandoned_branch_entries"] == 2
     assert rep["subagents"] == {"inserted": 1, "missing": 0}
-    assert rep["lost"] == {"thinking signatures": 1, "tool result is_error flags": 1}
+    assert rep["lost"] == {"tool result is_error flags": 1}
 
 
 # --- Codex ------------------------------------------------------------------------------------------
@@ -254,8 +270,10 @@ def test_codex_legacy_compaction_keeps_recent_user_messages():
                                                                 "content": [{"type": "input_text", "text": "suite"}]}},
     ]
     data = "".join(json.dumps(v, ensure_ascii=False) + "\n" for v in lines)
-    msgs = run("convert", stdin=data).json["messages"]
-    assert [m["content"] for m in msgs] == ["premier", "le résumé", "suite"]
+    (doc,) = read(data)
+    assert [m["content"] for m in doc["messages"]] == ["premier", "le résumé", "suite"]
+    wire = run("convert", stdin=data).json["messages"]  # Hermes's send path merges the user turns
+    assert [m["content"] for m in wire] == ["premier\n\nle résumé\n\nsuite"]
 
 
 def test_codex_legacy_layout():
@@ -267,7 +285,7 @@ def test_codex_legacy_layout():
 # --- Responses ---------------------------------------------------------------------------------------
 
 def test_responses_request_items():
-    doc = run("convert", RESP_REQUEST).json
+    (doc,) = read(RESP_REQUEST)
     msgs = doc["messages"]
     assert roles(msgs) == ["system", "user", "assistant", "tool", "tool", "assistant", "user"]
     assert msgs[2]["reasoning"] == "Two cities: two calls."
@@ -283,7 +301,8 @@ def test_responses_output_object_reports_what_it_cannot_hold():
     msg, = result.json["messages"]
     assert msg["content"].startswith("Je vérifie la source des données.\n\n[server-side tool web_search_call] {")
     assert msg["tool_calls"][0]["id"] == "call_src"
-    assert result.json["usage"]["total_tokens"] == 909
+    assert "usage" not in result.json  # a response's usage is no request key (D12)
+    assert "wire: record keys removed from the top of the request" in result.stderr
 
 
 def test_bare_item_list_and_mcp_call():
@@ -305,7 +324,7 @@ def test_bare_item_list_and_mcp_call():
 # --- ShareGPT -------------------------------------------------------------------------------------------
 
 def test_sharegpt_pairs_results_with_calls_by_their_ids():
-    first, second = run("convert", SHAREGPT).lines
+    first, second = read(SHAREGPT)
     msgs = first["messages"]
     assert roles(msgs) == ["system", "user", "assistant", "tool", "tool", "assistant"]
     assert [c["id"] for c in msgs[2]["tool_calls"]] == ["call_1", "call_2"]
@@ -429,7 +448,7 @@ def test_a_log_written_as_it_is_read_equals_the_whole_document(path, target, pre
     streamed = run(*args, *(["--pretty"] if pretty else []))
     with open(path, "rb") as handle:
         (doc,) = formats.read_documents(handle, include_sidechains=True, all_segments=True)
-    whole = formats.from_openai(doc.data, target, {})
+    whole = send.request(formats.from_openai(doc.data, target, {}), target)
     assert streamed.stdout == io.dumps(whole, pretty=pretty)
 
 

@@ -10,7 +10,7 @@ from hermesctx.stages.compress import compress
 from hermesctx.summarizers import SummaryRequest
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
 from hermesctx.summary_prompt import SECTIONS
-from hermesctx.summary_text import SUMMARY_FLAG
+from hermesctx.summary_text import is_summary_content
 
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
 
@@ -89,7 +89,7 @@ def test_coding_session_example_through_compress():
     doc = load_example("coding-session.json")
     out, report = compress(doc, summarizer=ExtractiveSummarizer(), protect_last_n=6, tail_token_budget=400)
     assert report["summarizer"] == "extractive" and report["dropped_without_summary"] == 0
-    summary = next(m for m in out if m.get(SUMMARY_FLAG))["content"]
+    summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     for fact in ["5. RUN `pytest -q tests/test_budget.py` — exit 0", "42 passed in 0.42s",
                  "src/budget.py: patched `threshold_tokens = int(ctx * pct)` →",
                  "tests/test_small_window.py: written", "- src/config.py",

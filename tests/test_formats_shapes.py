@@ -222,7 +222,8 @@ def test_llamafactory_calls_survive_a_round_to_anthropic():
 def test_an_observation_without_a_call_is_kept_as_user_text():
     record = {"conversations": [{"from": "human", "value": "a"}, {"from": "observation", "value": "42"}]}
     result = run("convert", "--to", "openai", stdin=record)
-    assert result.json["messages"][1] == {"role": "user", "content": "42"}
+    # kept as user text, then merged with the user turn before it on the wire (D12)
+    assert result.json["messages"] == [{"role": "user", "content": "a\n\n42"}]
     assert "observations without a function_call" in result.stderr
 
 

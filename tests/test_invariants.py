@@ -17,8 +17,9 @@ from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import find_problems, sanitize
 from hermesctx.stages.spill import Budget, restore, spill
 from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_text import SUMMARY_FLAG
+from hermesctx.summary_text import is_summary_content
 from hermesctx.wire.rules import check_pairing
+from hermesctx.wire.send import openai_request
 
 SEEDS = range(40)
 
@@ -40,7 +41,7 @@ def test_compress_invariants(seed, msgs, tmp_path):
         assert users[-1] in out or any(users[-1]["content"] in str(m.get("content")) for m in out)
     if report["compressed"]:
         assert report["dropped_without_summary"] == 0
-        summary_at = next(i for i, m in enumerate(out) if m.get(SUMMARY_FLAG))
+        summary_at = next(i for i, m in enumerate(out) if is_summary_content(m.get("content")))
         head = msgs[1:report["start"]]
         assert out[1:1 + len(head)] == [{k: v for k, v in m.items() if k != "_db_persisted"} for m in head] \
             or find_problems(msgs)
@@ -75,4 +76,4 @@ def test_cli_round_trips_byte_for_byte(tmp_path):
     raw = json.dumps(msgs, ensure_ascii=False).encode()
     spilled = invoke(["spill", "--dir", str(tmp_path / "s"), "--threshold", "100"], raw)
     back = invoke(["spill", "--restore", "--dir", str(tmp_path / "s")], spilled.stdout)
-    assert back.status == 0 and back.json == msgs
+    assert back.status == 0 and back.json == openai_request(msgs)  # as it goes on the wire (D12)

@@ -8,6 +8,7 @@ from conftest import invoke, load_example
 
 from hermesctx.stages.prune import DUPLICATE_TEXT, prune, prune_messages
 from hermesctx.stages.sanitize import STUB_TEXT, find_problems, sanitize, strip_orphans, stub_orphans
+from hermesctx.wire.send import openai_request
 
 
 def call(cid, name, args, **extra):
@@ -239,7 +240,7 @@ def test_cli_sanitize_jsonl_in_order():
     r = invoke(["sanitize", "--stub"], ("\n".join(lines) + "\n").encode())
     assert r.status == 0
     out = r.lines
-    assert out[0] == sanitize(S, stub=True)[0] and out[1]["model"] == "m"
+    assert out[0] == openai_request(sanitize(S, stub=True)[0]) and out[1]["model"] == "m"
 
 
 def test_cli_bad_message_is_located():

@@ -11,6 +11,7 @@ from oracle.adversarial_prune import AdversarialGen
 
 from hermesctx.stages.prune import anthropic_blocks_apply, prune_messages
 from hermesctx.stages.sanitize import STUB_TEXT, find_problems, strip_orphans, stub_orphans
+from hermesctx.wire.send import openai_request
 
 
 def call(cid, name, args):
@@ -200,7 +201,10 @@ def test_a_part_type_that_is_not_a_string_is_no_image():
            {"role": "user", "content": "a"}]
     r = invoke(["prune", "--tail-tokens", "0", "--protect-last-n", "0"], json.dumps(odd).encode())
     assert r.status == 0, r.stderr
-    assert r.json == odd  # a list result is not stubbed; its odd part is not taken for an image
+    # a list result is not stubbed; its odd part is not taken for an image (the result answers
+    # no call: the send path drops it, D12)
+    assert prune_messages(odd, protect_tail_count=0, protect_tail_tokens=0)[0] == odd
+    assert r.json == openai_request(odd) == [odd[0], odd[2]]
 
 
 def test_a_body_with_an_odd_role_is_marked_as_openai_messages():

@@ -21,7 +21,7 @@ def add_marker(doc):
 
 def test_in_place_rewrites_atomically_with_backup(tmp_path):
     target = tmp_path / "t.json"
-    original = b'[{"role":"user","content":"a"}]\n'
+    original = b'[{"role":"assistant","content":"a"}]\n'
     target.write_bytes(original)
     env = make_env()
     transform_stream(env, str(target), add_marker, jsonl=None, pretty=False, report=None,

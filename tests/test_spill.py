@@ -23,6 +23,7 @@ from hermesctx.stages.spill import (
     spill,
     spill_messages,
 )
+from hermesctx.wire.send import openai_request
 
 
 def _tool(cid, content, **extra):
@@ -268,14 +269,17 @@ def test_ids_sharing_a_name_in_one_transcript(tmp_path):
     doc = _doc((None, "x" * 100_001), ("", "y" * 100_002), ("tool_result", "z" * 100_003))
     result = invoke(["spill", "--dir", str(tmp_path)], doc)
     assert result.status == 0
-    paths = [re.search(r"saved to: (.*)", m["content"]).group(1) for m in _tools(result.json)]
-    assert paths == [f"{tmp_path}/tool_result.txt"] * 3
+    # on the wire, results without an id answer no call: Hermes's send path drops them (D12)
+    assert [m.get("tool_call_id") for m in _tools(result.json)] == ["tool_result"]
+    staged, _ = spill(doc, directory=str(tmp_path / "stage"))
+    paths = [re.search(r"saved to: (.*)", m["content"]).group(1) for m in _tools(staged)]
+    assert paths == [f"{tmp_path}/stage/tool_result.txt"] * 3
     assert (tmp_path / "tool_result.txt").read_text() == "z" * 100_003
     assert sorted(p.read_text()[0] for p in (tmp_path / ".replaced").iterdir()) == ["x", "y"]
     assert result.stderr.count("warning: replaced") == 1  # the same path twice: one warning
     assert "replaced 2 files of the same name" in result.stderr
     back = invoke(["spill", "--restore", "--dir", str(tmp_path)], result.stdout)
-    assert back.json == doc
+    assert back.json == openai_request(doc)
 
 
 def test_file_mode_and_no_temp_left(tmp_path):

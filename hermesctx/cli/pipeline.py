@@ -113,13 +113,35 @@ def build(entries: Any, env, *, config_path: str | None = None, enabled: bool = 
     return stages
 
 
-def run_document(stages: list[Stage], doc: Any) -> tuple[Any, list[dict]]:
-    """Every stage in order on one parsed document; the reports, one per stage."""
+def run_document(stages: list[Stage], doc: Any, wire: str | None = None) -> tuple[Any, list[dict]]:
+    """Every stage in order on one parsed document; the reports, one per stage. With ``wire``
+    (a request format, see :func:`wire_format`) each stage's output goes through that send
+    path, as each command's output does in the shell pipe ``hermesctx spill | hermesctx prune``."""
+    from hermesctx.wire import send
+
     reports = []
     for stage in stages:
         doc, report = stage.run(doc)
+        if wire is not None:
+            counts: dict = {}
+            doc = send.request(doc, wire, counts)
+            if counts:
+                report = {**(report or {}), "wire": counts}
         reports.append({"stage": stage.name, **(report or {})})
     return doc, reports
+
+
+def wire_format(info: dict | None, target: str | None) -> str | None:
+    """The send path a stage's output goes through between the stages of ``run``: that of the
+    working format (OpenAI, or an Anthropic body worked on as it is), when the command writes
+    a request (OpenAI or Anthropic, not ShareGPT)."""
+    from hermesctx import formats
+
+    info = info or {"format": formats.OPENAI}
+    if formats.output_format(info, target) not in formats.PLAIN:
+        return None
+    found = info.get("format", formats.OPENAI)
+    return found if found in formats.PLAIN else formats.OPENAI
 
 
 def validate(entries: Any, config_path: str | None = None) -> list[str]:

@@ -124,18 +124,26 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
             yield doc
 
 
-def write_back(env: Env, doc: io.Document, result: Any, target: str | None) -> Any:
+def write_back(env: Env, doc: io.Document, result: Any, target: str | None,
+               wire: dict | None = None) -> Any:
     """A stage's result for a document read by :func:`format_documents`, in the format the
-    command writes: the input's own (OpenAI / Anthropic bodies are as they came), else
-    ``target``, else OpenAI. What that format cannot hold is warned about."""
-    info = getattr(doc, "info", None)
-    if info is None or (target is None and info["format"] in ("openai", "anthropic")):
-        return result
+    command writes (the input's own: OpenAI / Anthropic bodies are as they came; else
+    ``target``, else OpenAI), as it goes on the wire (:mod:`hermesctx.wire.send`). What that
+    format cannot hold, and what the send path changed (also counted in ``wire``), is warned
+    about."""
     from hermesctx import formats
+    from hermesctx.wire import send
 
+    info = getattr(doc, "info", None)
+    if info is None:
+        from hermesctx.messages import detect_format
+
+        info = {"format": detect_format(result)}
     lost: dict = {}
-    out = formats.write_back(result, info, target, lost)
-    for line in formats.describe_lost(lost, formats.output_format(info, target)):
+    wire = {} if wire is None else wire
+    out = formats.write_back(result, info, target, lost, wire)
+    fmt = formats.output_format(info, target)
+    for line in [*formats.describe_lost(lost, fmt), *send.describe(wire)]:
         env.warn(f"{doc.where}: {line}" if doc.where else line)
     return out
 
@@ -198,7 +206,8 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
     ``in_place`` writes the output over FILE atomically (temp file in the same directory, fsync,
     rename; ``backup`` keeps the original as FILE.bak); on any error FILE is left untouched.
     ``formats`` (:func:`hermesctx.cli.options.format_kwargs`) reads any transcript format and
-    writes each result back with :func:`write_back`. Returns how many documents were processed.
+    writes each result back with :func:`write_back`. Every output goes through the send path
+    of its format (:func:`write_back`). Returns how many documents were processed.
     """
     if in_place and path == "-":
         raise UsageError("--in-place needs a FILE argument, not stdin")
@@ -215,10 +224,12 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
             except HermesctxError as err:
                 raise (err.located(doc.where) if doc.where else err) from None
             if emit:
-                if formats:
-                    if in_place and count == 0:
-                        _same_format(doc, target)
-                    result = write_back(env, doc, result, target)
+                if in_place and count == 0 and formats:
+                    _same_format(doc, target)
+                wire: dict = {}
+                result = write_back(env, doc, result, target, wire)
+                if wire and isinstance(rep, dict):
+                    rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
                 stdout.write(io.dumps(result, pretty=pretty))
                 if out is None:
                     stdout.flush()

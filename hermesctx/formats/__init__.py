@@ -255,16 +255,20 @@ def output_format(info: dict, target: str | None) -> str:
     return found if found in TARGETS else OPENAI
 
 
-def write_back(result: Any, info: dict, target: str | None, lost: dict) -> Any:
-    """A stage's result (in the working format of :func:`prepare`) in the output format."""
+def write_back(result: Any, info: dict, target: str | None, lost: dict,
+               wire: dict | None = None) -> Any:
+    """A stage's result (in the working format of :func:`prepare`) in the output format, as it
+    goes on the wire (:mod:`hermesctx.wire.send`; what that changed is counted in ``wire``)."""
+    from hermesctx.wire import send
+
     found = info.get("format", OPENAI)
     working = found if found in PLAIN else OPENAI
     out = output_format(info, target)
-    if out == working:
-        return result
-    if working == ANTHROPIC:
-        result = to_openai(result, ANTHROPIC, lost)
-    return from_openai(result, out, lost)
+    if out != working:
+        if working == ANTHROPIC:
+            result = to_openai(result, ANTHROPIC, lost)
+        result = from_openai(result, out, lost)
+    return send.request(result, out, {} if wire is None else wire)
 
 
 AS_TEXT = " (as text)"  # a ``lost`` key ending so: kept, but as text
@@ -587,11 +591,17 @@ def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
 
 
 def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
-                 lost: dict, *, pretty: bool = False) -> None:
+                 lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
     """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
     ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
-    ``io.dumps(from_openai({"messages": [...], **tail()}, target, lost), pretty=pretty)``."""
+    ``io.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
+    pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
+    (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
     from hermesctx.formats import anthropic, sharegpt
+    from hermesctx.wire import send
+
+    wire = {} if wire is None else wire
+    keys: frozenset | None = None
 
     chunks = _chunks(messages)
     items: Iterator[Any]
@@ -607,25 +617,39 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
             if len(chunk) > 1:  # tool results right after a system message
                 pending.append(chunk[1:])
                 break
+        state = send.AnthropicState()
         if parts:
-            system = anthropic.join_system(parts, lost)
+            system = send.anthropic_system(anthropic.join_system(parts, lost), state, wire)
 
         def convert(chunk: list[dict]) -> list:
             return anthropic.to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
 
-        items = (item for chunk in _chain(pending, chunks) for item in convert(chunk))
+        items = send.anthropic_messages(
+            (item for chunk in _chain(pending, chunks) for item in convert(chunk)), wire, state)
         key = "messages"
+        keys = send.ANTHROPIC_REQUEST_KEYS
     elif target == SHAREGPT:
         names: dict = {}
         items = (turn for chunk in chunks
                  for turn in sharegpt.from_openai({"messages": chunk}, lost, names=names)["conversations"])
         key = "conversations"
     elif target == OPENAI:
-        items = (msg for chunk in chunks for msg in chunk)
+        items = send.openai_messages(messages, wire)
         key = "messages"
+        keys = send.OPENAI_REQUEST_KEYS
     else:
         raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
     write = out.write
+    if keys is not None:
+        whole_tail = tail
+
+        def tail() -> dict:
+            found = whole_tail()
+            extra = [k for k in found if k not in keys]
+            if extra:
+                send.bump(wire, send.RECORD_KEYS, len(extra))
+                return {k: v for k, v in found.items() if k in keys}
+            return found
     if pretty:
         write(b"{\n")
         if system is not None:

@@ -124,7 +124,7 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
     if not isinstance(content, list):
         return [{"role": role, "content": content}]
     if role == "assistant":
-        texts, calls, reasoning = [], [], []
+        texts, calls, reasoning, signed = [], [], [], []
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -137,10 +137,14 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
                                            "arguments": dumps_args(block.get("input", {}))}})
             elif kind == "thinking":
                 reasoning.append(block.get("thinking", ""))
-                if block.get("signature"):
-                    _bump(lost, "thinking signatures")
+                if block.get("signature"):  # kept verbatim for an Anthropic writer (as Hermes does)
+                    signed.append({"type": "thinking", "thinking": block.get("thinking", ""),
+                                   "signature": block["signature"]})
             elif kind == "redacted_thinking":
-                _bump(lost, "redacted thinking blocks")
+                if block.get("data"):
+                    signed.append({"type": "redacted_thinking", "data": block["data"]})
+                else:
+                    _bump(lost, "redacted thinking blocks")
             elif is_server_block(kind):
                 from hermesctx.formats import AS_TEXT, server_side_text
 
@@ -154,6 +158,8 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
             out["content"] = [{"type": "text", "text": t} for t in texts]
         if reasoning:
             out["reasoning"] = "\n".join(reasoning)
+        if signed:
+            out["reasoning_details"] = signed
         if calls:
             out["tool_calls"] = calls
         return [out]
@@ -222,7 +228,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
         role = msg.get("role")
         content = msg.get("content")
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
-                            "reasoning_content"}
+                            "reasoning_content", "reasoning_details"}
         for key in sorted(extra):
             _bump(lost, f"message key {key!r}")
         if role == "system" and leading:
@@ -240,9 +246,10 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
             _bump(lost, "system messages after the first turn (sent as user text)")
             role = "user"
         if role == "assistant":
-            blocks: list = []
+            blocks: list = _signed_thinking(msg.get("reasoning_details"))
             reasoning = msg.get("reasoning") or msg.get("reasoning_content")
-            if isinstance(reasoning, str) and reasoning:
+            if not blocks and isinstance(reasoning, str) and reasoning:
+                # unsigned: the send path drops it (and counts it); the API would reject it
                 blocks.append({"type": "thinking", "thinking": reasoning})
             calls = msg.get("tool_calls") or []
             if isinstance(content, list):
@@ -275,6 +282,16 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
     if "messages" not in out:
         out["messages"] = out_msgs
     return out
+
+
+def _signed_thinking(details: Any) -> list:
+    """The signed thinking blocks a reader kept (``reasoning_details``, as Hermes keeps them),
+    verbatim and in their order."""
+    if not isinstance(details, list):
+        return []
+    return [dict(d) for d in details if isinstance(d, dict)
+            and ((d.get("type") == "thinking" and d.get("signature"))
+                 or (d.get("type") == "redacted_thinking" and d.get("data")))]
 
 
 def join_system(parts: list, lost: dict) -> Any:

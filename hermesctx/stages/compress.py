@@ -44,16 +44,17 @@ from hermesctx.summary_prompt import (
     serialize_turns,
 )
 from hermesctx.summary_text import (
-    COMPACTION_NOTE,
     END_MARKER,
     IN_PROGRESS_HEADING,
     MERGED_DELIMITER,
     MERGED_HEADER,
+    NOTE_BASE,
     PENDING_ASKS_HEADING,
     REMAINING_WORK_HEADING,
-    SUMMARY_FLAG,
     TASK_HEADING,
+    compaction_note,
     find_latest_summary,
+    is_hermes_transcript,
     is_summary_content,
     text_view,
     with_summary_prefix,
@@ -333,21 +334,29 @@ def _fresh(msg: dict) -> dict:
 
 
 def _append_text(content: Any, text: str, *, prepend: bool = False) -> Any:
+    """``text`` added at the end (or the start) of a content; in a block list it goes after the
+    leading thinking blocks (the API rejects text before thinking)."""
     if content is None:
         return text
     if isinstance(content, str):
         return text + content if prepend else content + text
     if isinstance(content, list):
         block = {"type": "text", "text": text}
-        return [block, *content] if prepend else [*content, block]
+        if not prepend:
+            return [*content, block]
+        at = 0
+        while at < len(content) and part_type(content[at]) in ("thinking", "redacted_thinking"):
+            at += 1
+        return [*content[:at], block, *content[at:]]
     return text + str(content) if prepend else str(content) + text
 
 
-def _with_note(msg: dict) -> dict:
+def _with_note(msg: dict, hermes: bool) -> dict:
     content = msg.get("content")
-    if COMPACTION_NOTE in text_view(content):
+    if NOTE_BASE in text_view(content):
         return msg
-    note = "\n\n" + COMPACTION_NOTE if isinstance(content, str) and content else COMPACTION_NOTE
+    note = compaction_note(hermes)
+    note = "\n\n" + note if isinstance(content, str) and content else note
     return {**msg, "content": _append_text(content, note)}
 
 
@@ -368,17 +377,19 @@ def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
     return role, False
 
 
-def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None) -> list:
-    """Head (note on a leading system prompt) + summary + tail (spec 30.6), before repair."""
+def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None,
+             hermes_note: bool = True) -> list:
+    """Head (note on a leading system prompt) + summary + tail (spec 30.6), before repair. The
+    summary carries no flag: it is found by its text, as Hermes finds it."""
     out = []
     for i in range(start):
         msg = _fresh(messages[i])
-        out.append(_with_note(msg) if i == 0 and msg.get("role") == "system" else msg)
+        out.append(_with_note(msg, hermes_note) if i == 0 and msg.get("role") == "system" else msg)
     role, merge = summary_role(messages, start, end)
     if merge and end >= len(messages):
         merge = False  # D7: nothing to merge into; keep the summary as its own message
     if not merge:
-        out.append({"role": role, "content": summary + "\n\n" + END_MARKER, SUMMARY_FLAG: True, **(extra or {})})
+        out.append({"role": role, "content": summary + "\n\n" + END_MARKER, **(extra or {})})
     for i in range(end, len(messages)):
         msg = _fresh(messages[i])
         if merge and i == end:
@@ -386,7 +397,6 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
             content = _append_text(_append_text(msg.get("content", ""), suffix), MERGED_HEADER + "\n", prepend=True)
             msg = {k: v for k, v in msg.items() if k != "api_content"}
             msg["content"] = content
-            msg[SUMMARY_FLAG] = True
             msg.update(extra or {})
         out.append(msg)
     return out
@@ -416,28 +426,25 @@ def strip_historical_media(messages: list) -> list:
 _MARK = "\0hermesctx-summary"
 
 
-def _archive_line(content: Any, note: dict) -> Any:
-    """Say in the summary text itself where the compacted turns are (before the end marker)."""
-    line = (f"[The {note.get('messages')} messages before this compaction are archived in {note.get('path')}; "
-            "`hermesctx compress --expand` restores them.]")
+def _note_archive(out: list, note: dict) -> list:
+    """Say in the new summary's own text where the compacted turns are (before the end marker),
+    and take the placeholder key off it: nothing but text marks the summary."""
+    from hermesctx.archive import note_line
+
+    line = note_line(note)
     tail = "\n\n" + END_MARKER
-    if isinstance(content, str) and content.endswith(tail):
-        return content[:-len(tail)] + "\n\n" + line + tail
-    if isinstance(content, list) and content and isinstance(content[-1], dict) \
-            and isinstance(content[-1].get("text"), str) and content[-1]["text"].endswith(tail):
-        last = content[-1]
-        return [*content[:-1], {**last, "text": last["text"][:-len(tail)] + "\n\n" + line + tail}]
-    return _append_text(content, "\n\n" + line)
-
-
-def _note_archive(out: list, extra: dict) -> list:
-    """Swap the placeholder key on the new summary message for the archive note (key and text)."""
-    from hermesctx.archive import KEY
 
     def noted(m: dict) -> dict:
-        m = {**{k: v for k, v in m.items() if k != _MARK}, **extra}
-        if isinstance(extra.get(KEY), dict):
-            m["content"] = _archive_line(m.get("content"), extra[KEY])
+        m = {k: v for k, v in m.items() if k != _MARK}
+        content = m.get("content")
+        if isinstance(content, str) and content.endswith(tail):
+            m["content"] = content[:-len(tail)] + "\n\n" + line + tail
+        elif isinstance(content, list) and content and isinstance(content[-1], dict) \
+                and isinstance(content[-1].get("text"), str) and content[-1]["text"].endswith(tail):
+            last = content[-1]
+            m["content"] = [*content[:-1], {**last, "text": last["text"][:-len(tail)] + "\n\n" + line + tail}]
+        else:
+            m["content"] = _append_text(content, "\n\n" + line)
         return m
     return [noted(m) if _MARK in m else m for m in out]
 
@@ -479,8 +486,12 @@ def _nothing(messages: list, reason: str, base: dict) -> tuple[list, dict]:
 def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
                       protect_last_n: int = 20, tail_token_budget: int = 20_000,
                       max_summary_tokens: int = 10_000, focus: str | None = None,
-                      today: str | None = None, archive=None) -> tuple[list, dict]:
-    """Compress a message list: ``(new_list, report)``. The input is never mutated."""
+                      today: str | None = None, archive=None,
+                      hermes_note: bool | None = None) -> tuple[list, dict]:
+    """Compress a message list: ``(new_list, report)``. The input is never mutated.
+
+    ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
+    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`)."""
     base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
                   "tail_token_budget": tail_token_budget}
     compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
@@ -552,7 +563,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         summary = static_fallback_summary(turns, reason=reason, had_previous=bool(previous))
         used = "static-fallback"
 
-    out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None)
+    if hermes_note is None:
+        hermes_note = is_hermes_transcript(messages)
+    out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
+                   hermes_note=hermes_note)
     out = strip_historical_media(strip_orphans(out)[0])
     out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
     if archive:
@@ -579,14 +593,15 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
 def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
              protect_last_n: int = 20, tail_token_budget: int = 20_000, max_summary_tokens: int = 10_000,
-             focus: str | None = None, today: str | None = None, archive=None) -> tuple[Any, dict]:
+             focus: str | None = None, today: str | None = None, archive=None,
+             hermes_note: bool | None = None) -> tuple[Any, dict]:
     """The ``compress`` stage on a document: ``(new_doc, report)``."""
     messages = messages_of(doc)
     check_messages(messages)
     new, report = compress_messages(messages, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
-                                    focus=focus, today=today, archive=archive)
+                                    focus=focus, today=today, archive=archive, hermes_note=hermes_note)
     return (doc if new is messages else with_messages(doc, new)), report
 
 

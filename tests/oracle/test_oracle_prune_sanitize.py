@@ -7,7 +7,7 @@ from transcripts import TOOLS, TranscriptGen
 from hermesctx.stages.prune import prune_messages, truncate_args_json
 from hermesctx.stages.sanitize import strip_orphans, stub_orphans
 from hermesctx.stubs import summarize_tool_result
-from oracle.harness import hermes, needs_oracle
+from oracle.harness import SEND, hermes, needs_oracle, wire_difference
 
 pytestmark = [pytest.mark.oracle, needs_oracle]
 
@@ -24,33 +24,43 @@ def _batch():
 
 def test_prune_matches_hermes():
     batch = _batch()
-    theirs = hermes("""
+    theirs = hermes(SEND + """
 from agent.context_compressor import ContextCompressor
 c = ContextCompressor(model="claude-sonnet-4-5", quiet_mode=True, config_context_length=200000)
 result = []
 for case in data:
     msgs, n = c._prune_old_tool_results(case["messages"], case["count"], case["budget"])
-    result.append([msgs, n])
+    result.append([msgs, n, send(msgs)])
 """, batch)
-    for case, (msgs, n) in zip(batch, theirs):
+    used = set()
+    for case, (msgs, n, sent) in zip(batch, theirs):
         ours, report = prune_messages(case["messages"], protect_tail_count=case["count"],
                                       protect_tail_tokens=case["budget"])
         assert report["pruned"] == n
-        assert ours == msgs
+        assert ours == msgs  # the stage itself: Hermes-exact
+        used |= wire_difference(ours, sent)  # what goes on the wire (D12)
+    print("wire exceptions used by prune:", sorted(used))
 
 
 def test_sanitizers_match_hermes():
     batch = [TranscriptGen(1000 + s).transcript() for s in range(200)]
-    theirs = hermes("""
+    theirs = hermes(SEND + """
 from agent.context_compressor import ContextCompressor
 from agent.agent_runtime_helpers import sanitize_api_messages
 import copy
 c = ContextCompressor(model="claude-sonnet-4-5", quiet_mode=True, config_context_length=200000)
-result = [[c._sanitize_tool_pairs(copy.deepcopy(m)), sanitize_api_messages(copy.deepcopy(m))] for m in data]
+result = []
+for m in data:
+    strip, stub = c._sanitize_tool_pairs(copy.deepcopy(m)), sanitize_api_messages(copy.deepcopy(m))
+    result.append([strip, stub, send(strip), send(stub)])
 """, batch)
-    for msgs, (strip, stub) in zip(batch, theirs):
+    used = set()
+    for msgs, (strip, stub, strip_sent, stub_sent) in zip(batch, theirs):
         assert strip_orphans(msgs)[0] == strip
         assert stub_orphans(msgs)[0] == stub
+        used |= wire_difference(strip_orphans(msgs)[0], strip_sent)
+        used |= wire_difference(stub_orphans(msgs)[0], stub_sent)
+    print("wire exceptions used by sanitize:", sorted(used))
 
 
 def test_stubs_match_hermes():

@@ -19,7 +19,7 @@ from hermesctx.stages.sanitize import strip_orphans, stub_orphans
 from hermesctx.stubs import summarize_tool_result
 from hermesctx.wire.rules import check_pairing, target_of
 from oracle.adversarial_prune import STUB_TOOLS, AdversarialGen, budgets
-from oracle.harness import hermes, needs_oracle
+from oracle.harness import assert_wire_matches, hermes, needs_oracle
 
 pytestmark = [pytest.mark.oracle, needs_oracle]
 
@@ -166,6 +166,7 @@ result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]
           for k in data]
 """, cases)
     exceptions: collections.Counter = collections.Counter()
+    pairs = []  # D12: each command's output vs Hermes's stage output after Hermes's send path
     for case, (pruned, strip, stub) in zip(cases, theirs):
         msgs = case["messages"]
         args = {"flags": ["--protect-last-n", str(case["count"]), "--tail-tokens", str(case["budget"])],
@@ -173,19 +174,24 @@ result = [[prune(k["messages"], k["count"], k["budget"])[0], strip(k["messages"]
         doc = {"model": "claude-sonnet-4-5", "messages": msgs} if case["mode"] == "hermes" else msgs
         r = invoke(["prune", *args], doc)
         assert r.status == 0, r.stderr
-        assert (r.json["messages"] if case["mode"] == "hermes" else r.json) == pruned, case["seed"]
+        pairs.append((r.json["messages"] if case["mode"] == "hermes" else r.json, pruned))
         for args, theirs in ((["sanitize"], strip), (["sanitize", "--stub"], stub)):
             r = invoke(args, msgs)
             assert r.status == 0, case["seed"]
-            exceptions[wire_exception(msgs, theirs, r.json)] += 1
+            kind = wire_exception(msgs, theirs, r.json)
+            exceptions[kind] += 1
+            if kind == "hermes":
+                pairs.append((r.json, theirs))
+    print("wire exceptions used by prune/sanitize on odd input:", sorted(assert_wire_matches(pairs)))
     # both occur in these seeds (as of this writing 105 hermes, 215 positional of 160 cases x 2
     # modes); "input kept": test_oracle_prune_sanitize.py::test_valid_pairs_hermes_would_delete_are_kept
     assert {"hermes", "positional"} <= set(exceptions), exceptions
 
 
 def wire_exception(msgs: list, theirs: list, ours: list) -> str:
-    """D12: `sanitize` writes Hermes's repair where the APIs' tool-pairing rules accept it
-    (``hermes``). Named exceptions, where the output is still accepted:
+    """D12: `sanitize` writes Hermes's repair (then Hermes's send path: the caller compares
+    those) where the APIs' tool-pairing rules accept it (``hermes``). Named exceptions, where
+    the output is still accepted:
 
     - ``input kept``: the input already passes the rules; its pairs stay as they are (Hermes's
       set-based matching deletes a Codex pair whose result answers the call's ``id``, and its
@@ -197,11 +203,8 @@ def wire_exception(msgs: list, theirs: list, ours: list) -> str:
     """
     target = target_of(msgs)
     if not check_pairing(theirs, target) and check_pairing(msgs, target):
-        assert ours == theirs
         return "hermes"
     assert check_pairing(ours, target) == []
-    if ours == theirs:
-        return "hermes"
     return "input kept" if not check_pairing(msgs, target) else "positional"
 
 

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from hermesctx.stages.spill import OPEN_TAG, Budget, Writer, budget_for_window, safe_filename, spill_messages
-from oracle.harness import hermes, needs_oracle
+from oracle.harness import assert_wire_matches, hermes, needs_oracle
 
 pytestmark = [pytest.mark.oracle, needs_oracle]
 
@@ -154,6 +154,7 @@ def test_cli_matches_hermes(tmp_path):
         cases.append({"messages": _transcript(seed, budget_for_window(window).default_result_size),
                       "budget": None, "window": window})
     spill_dir = str(tmp_path / "hermes-results")
+    pairs = []
     for k, case in enumerate(cases):
         theirs = hermes(_HERMES, {"tmp": str(tmp_path), "cases": [case]})[0]
         their_files = _files(spill_dir)
@@ -161,9 +162,10 @@ def test_cli_matches_hermes(tmp_path):
         args = ["spill", "--dir", spill_dir] + (["--context-length", str(case["window"])] if case["window"] else [])
         result = invoke(args, {"messages": case["messages"]})
         assert result.status == 0, result.stderr
-        assert result.json["messages"] == theirs, f"case {k}"
+        pairs.append((result.json["messages"], theirs))  # D12: compared after Hermes's send path
         assert _files(spill_dir) == their_files, f"case {k}"
         shutil.rmtree(spill_dir, ignore_errors=True)
+    assert_wire_matches(pairs)
 
 
 # --- adversarial: colliding and hostile ids, sizes at every edge, per-tool thresholds --------
@@ -273,6 +275,7 @@ def test_adversarial_ids_and_sizes_match_hermes(tmp_path, batch):
     cases = [_odd_case(seed) for seed in range(1000 + batch * 70, 1000 + batch * 70 + 70)]
     theirs = hermes(_ODD_HERMES, {"base": str(tmp_path), "cases": cases})
     spilled = 0
+    pairs = []
     for k, (case, want) in enumerate(zip(cases, theirs)):
         hermes_dir = str(tmp_path / f"h{k:03d}" / "hermes-results")
         files = _files(hermes_dir)
@@ -290,5 +293,6 @@ def test_adversarial_ids_and_sizes_match_hermes(tmp_path, batch):
             result = invoke(args, {"messages": case["messages"]})
             assert result.status == 0, result.stderr
             got = json.loads(json.dumps(result.json["messages"]).replace(f"/c{k:03d}/", f"/h{k:03d}/"))
-            assert got == want, k
+            pairs.append((got, want))  # D12: compared after Hermes's send path
     assert spilled > 100
+    assert_wire_matches(pairs)

@@ -79,7 +79,17 @@ def make(params: dict, env):
     strategy = params.get("strategy") or stage.SYSTEM_AND_3
 
     def run(doc):
+        from hermesctx.messages import detect_format
+        from hermesctx.wire import send
+
+        # D12: the breakpoints go on the request as it is sent (as Hermes marks the messages it
+        # sends), never on a message or block the send path then drops
+        wire: dict = {}
+        doc = send.request(doc, detect_format(doc), wire)
+        for line in send.describe(wire):
+            env.warn(line)
         own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
-        return stage.cache_mark(doc, ttl=ttl, native=native, strategy=strategy, model=model or own)
+        out, rep = stage.cache_mark(doc, ttl=ttl, native=native, strategy=strategy, model=model or own)
+        return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
 
     return run

@@ -41,6 +41,10 @@ from hermesctx.summarizers import NAMES
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
 @click.option("--expand", is_flag=True, help="Reverse a compression made with --archive.")
+@click.option("--hermes-note/--no-hermes-note", "hermes_note", default=None,
+              help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
+                   "added to the system prompt (config compression.hermes_note; default: only when the "
+                   "system prompt mentions those files, i.e. a Hermes transcript).")
 @transcript_options
 @model_options
 @budget_options
@@ -90,6 +94,9 @@ def make(params: dict, env):
     primary = _summarizer(name, settings, env, p("summary_model"), p("base_url"), p("api_key"), p("timeout"))
     fallback = None if name == "extractive" else _summarizer("extractive", settings, env, None, None, None, None)
     archive_dir = p("archive_dir") or settings["archive.dir"]
+    hermes_note = p("hermes_note")
+    if hermes_note is None:
+        hermes_note = settings["compression.hermes_note"]
     archiver = None
     if archive_dir:
         from hermesctx.archive import Archiver
@@ -112,7 +119,8 @@ def make(params: dict, env):
                               protect_first_n=settings["compression.protect_first_n"],
                               protect_last_n=settings["compression.protect_last_n"],
                               tail_token_budget=p("tail_tokens") or tail_budget(settings, doc),
-                              max_summary_tokens=budgets.max_summary_tokens, focus=p("focus"), archive=archiver)
+                              max_summary_tokens=budgets.max_summary_tokens, focus=p("focus"), archive=archiver,
+                              hermes_note=hermes_note)
 
     return run
 

@@ -10,6 +10,7 @@ from hermesctx.cli.runner import ReportSink, get_env, open_input
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages.convert import Counts, convert, describe
+from hermesctx.wire import send
 
 _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "abandoned_branch_entries",
              "detached_entries", "sidechain_events", "subagents", "orphan_tool_results",
@@ -59,6 +60,7 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
                             rep["lost"][what] = rep["lost"].get(what, 0) + n
                     except HermesctxError as err:
                         raise (err.located(doc.where) if doc.where else err) from None
+                    out = send.request(out, target, rep.setdefault("wire", {}))
                     env.stdout.write(io.dumps(out, pretty=pretty))
                     _report(env, sink, doc, rep, verbose)
         ok = True
@@ -70,15 +72,18 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     if verbose:
         env.info(f"read as {log.fmt}")
     counts, lost = Counts(), {}
+    wire: dict = {}
     messages = log.messages()
     first = next(messages, None)  # the first pass, which may refuse the log, before any output
     messages = itertools.chain([] if first is None else [first], messages)
-    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty)
+    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty,
+                         wire=wire)
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
     rep = counts.report(log.fmt, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
+    rep["wire"] = wire
     _report(env, sink, io.Document(None, 0, None), rep, verbose)
 
 
@@ -86,6 +91,9 @@ def _report(env, sink, doc, rep: dict, verbose: bool) -> None:
     where = f"{doc.where}: " if doc.where else ""
     if verbose and rep["from"] not in formats.LOG_FORMATS:
         env.info(f"{where}read as {rep['from']}")
-    for line in formats.describe_lost(rep["lost"], rep["to"]):
+    wire = rep.pop("wire", None) or {}
+    if wire:
+        rep["wire"] = wire
+    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire)]:
         env.warn(where + line)
     sink.add(doc, rep, describe(rep) if verbose else None)

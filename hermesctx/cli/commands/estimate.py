@@ -31,7 +31,8 @@ from hermesctx.stages.estimate import EXACT, ROUGH, estimate, format_table
               help="Provider usage JSON whose prompt tokens replace the estimate.")
 @click.option("--per-message", is_flag=True, help="Add a row per message.")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
-@click.option("--tee", is_flag=True, help="Pass the input through to stdout; report on stderr.")
+@click.option("--tee", is_flag=True, help="Pass the input through to stdout unchanged (not rewritten for the wire: "
+              "the one command that does not); report on stderr.")
 @click.option("--check", is_flag=True, help="Exit 1 when a request reaches the threshold.")
 @format_options
 @output_options

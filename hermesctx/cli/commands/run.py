@@ -90,7 +90,8 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None):
                                    include_sidechains=fmt["include_sidechains"],
                                    all_segments=fmt["all_segments"]))
     for doc in docs:
-        out, reports = _located(doc, pipeline.run_document, stages, doc.data)
+        wire = pipeline.wire_format(getattr(doc, "info", None), fmt["target"])
+        out, reports = _located(doc, pipeline.run_document, stages, doc.data, wire)
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 
@@ -115,13 +116,15 @@ def _worker_factory(entries, config_path, environ, pretty, source="auto", target
     def run(item):
         line_no, raw = item
         try:
+            from hermesctx.wire import send
+
             data, info = formats.prepare(io.loads(raw), source)
-            out, reports = pipeline.run_document(stages, data)
-            lost = dict(info["lost"])
-            out = formats.write_back(out, info, target, lost)
+            out, reports = pipeline.run_document(stages, data, pipeline.wire_format(info, target))
+            lost, wire = dict(info["lost"]), {}
+            out = formats.write_back(out, info, target, lost, wire)
         except HermesctxError as err:
             raise err.located(f"line {line_no}") from None
-        lines = formats.describe_lost(lost, formats.output_format(info, target))
+        lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
         return line_no, io.dumps(out, pretty=pretty), reports, lines
 
     return run

@@ -1,0 +1,538 @@
+"""The send path: what a transcript becomes on the wire (decision D12).
+
+hermesctx's stages produce the history Hermes keeps; Hermes never sends that as it is. Before
+every call it strips its internal keys and repairs the message sequence (its chat transport's
+``convert_messages``, ``repair_message_sequence``; its Anthropic adapter for Anthropic).
+:func:`openai_request` and :func:`anthropic_request` do that for the two request formats, plus
+what the providers reject (``wire-rules.md``): no ``tool_calls: []``, no assistant message
+without content and calls, no empty or whitespace-only text, no image in an OpenAI tool message,
+thinking first and signed, unique Anthropic tool ids, at most 4 cache breakpoints, no record
+keys at the top of a request.
+
+Pure and cheap: one pass over the messages, the input never mutated, and the very same object
+back when nothing had to change (so it is idempotent and free on a clean batch). What it changed
+is counted in ``counts`` (``what -> n``) for the command to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+# CreateChatCompletionRequest's properties (openai-openapi f85dbe2, allOf flattened)
+OPENAI_REQUEST_KEYS = frozenset({
+    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model",
+    "moderation", "n", "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
+    "prompt_cache_options", "prompt_cache_retention", "reasoning_effort", "response_format",
+    "safety_identifier", "seed", "service_tier", "stop", "store", "stream", "stream_options",
+    "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
+    "web_search_options"})
+# Anthropic MessageCreateParams
+ANTHROPIC_REQUEST_KEYS = frozenset({
+    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "temperature", "top_p",
+    "top_k", "stop_sequences", "stream", "metadata", "thinking", "service_tier", "container",
+    "mcp_servers", "context_management", "output_config", "output_format", "cache_control",
+    "inference_geo"})
+
+# message keys Hermes's send path removes (besides every ``_``-prefixed one); ``reasoning`` is
+# its trajectory-only copy of the model's reasoning, ``finish_reason`` a response field
+_OPENAI_INTERNAL = frozenset({"tool_name", "timestamp", "codex_reasoning_items",
+                              "codex_message_items", "effect_disposition", "api_content",
+                              "finish_reason", "reasoning"})
+_CALL_INTERNAL = ("call_id", "response_item_id", "extra_content")
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
+_VERIFY = frozenset({"verification_required", "verify_hook_continue"})
+TOOL_IMAGE_PLACEHOLDER = "[image omitted: an OpenAI tool message cannot carry images]"
+MAX_CACHE_BREAKPOINTS = 4
+
+# what the counts say (one line each on stderr: "<what>: <n>")
+INTERNAL_KEYS = "internal keys removed"
+RECORD_KEYS = "record keys removed from the top of the request"
+MERGED_ASSISTANT = "consecutive assistant messages merged"
+MERGED_USER = "consecutive user messages merged"
+STRAY_TOOL = "stray tool results dropped"
+EMPTY_CALLS = "empty tool_calls lists removed"
+EMPTY_ASSISTANT = "assistant messages without content or calls dropped"
+EMPTY_TEXT = "empty or whitespace-only text parts dropped"
+EMPTY_MESSAGE = "messages left without content dropped"
+TOOL_IMAGES = "images in tool messages replaced by a text placeholder"
+REASONING = "reasoning not replayable in this format dropped"
+UNSIGNED = "unsigned thinking blocks dropped"
+THINKING_MOVED = "thinking blocks moved before the text of their turn"
+THINKING_ONLY = "thinking blocks dropped from turns that held nothing else"
+RENUMBERED = "reused tool ids renumbered"
+UNIFIED_IDS = "results renamed to their Codex call's call_id"
+CACHE = "cache_control markers removed (over 4, or on thinking)"
+
+
+def bump(counts: dict, what: str, n: int = 1) -> None:
+    counts[what] = counts.get(what, 0) + n
+
+
+def describe(counts: dict) -> list[str]:
+    """One line per kind of change (for a warning)."""
+    return [f"wire: {what}: {n}" for what, n in counts.items()]
+
+
+def request(doc: Any, fmt: str, counts: dict | None = None) -> Any:
+    """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged)."""
+    if fmt == "openai":
+        if isinstance(doc, dict) and "system" in doc:  # an Anthropic body in an OpenAI batch
+            return anthropic_request(doc, counts)
+        return openai_request(doc, counts)
+    if fmt == "anthropic":
+        return anthropic_request(doc, counts)
+    return doc
+
+
+def _rebuilt(doc: Any, messages: Any, out: list, allowed: frozenset, counts: dict,
+             top: dict | None = None) -> Any:
+    """``doc`` with ``out`` for its messages and only ``allowed`` top-level keys; ``doc`` itself
+    when nothing differs."""
+    same = len(out) == len(messages) and all(map(_is, out, messages))
+    if isinstance(doc, list):
+        return doc if same else out
+    extra = [k for k in doc if k not in allowed]
+    if same and not extra and not top:
+        return doc
+    if extra:
+        bump(counts, RECORD_KEYS, len(extra))
+    new = {k: v for k, v in doc.items() if k in allowed}
+    if top:
+        new.update(top)
+        for key in [k for k, v in top.items() if v is _DROP]:
+            del new[key]
+    new["messages"] = messages if same else out
+    return new
+
+
+def _is(a: Any, b: Any) -> bool:
+    return a is b
+
+
+_DROP = object()
+
+
+def _message_list(doc: Any) -> list | None:
+    """The messages of a body or bare list; None when ``doc`` is neither."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return doc["messages"]
+    return None
+
+
+# --- OpenAI ----------------------------------------------------------------------------------
+
+def openai_request(doc: Any, counts: dict | None = None) -> Any:
+    """An OpenAI chat body (or bare message list) as it goes on the wire."""
+    counts = {} if counts is None else counts
+    messages = _message_list(doc)
+    if messages is None:
+        return doc
+    return _rebuilt(doc, messages, list(openai_messages(messages, counts)), OPENAI_REQUEST_KEYS,
+                    counts)
+
+
+def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+    """The send path over a stream of OpenAI messages (a message or two held back at a time).
+
+    Hermes's order: assistants merged, then stray results dropped, then users merged. Two
+    differences make it a fixed point (the output passes through unchanged): assistant turns
+    that a dropped result separated are merged too, and so are Codex interim turns (Hermes
+    keeps those apart for its Responses replay; a chat request has none, and the marks that
+    tell them apart are internal keys that never reach the output)."""
+    merged = _merge_assistants(messages, counts)
+    return _merge_users(_merge_assistants(_clean_openai(merged, counts), counts), counts)
+
+
+def _merge_runs(messages: Iterable[Any], role: str, merge, what: str, counts: dict) -> Iterator[Any]:
+    """Adjacent ``role`` messages folded by ``merge(prev, msg)`` (None: kept apart)."""
+    prev = None
+    for msg in messages:
+        if prev is not None:
+            if isinstance(msg, dict) and msg.get("role") == role:
+                merged = merge(prev, msg)
+                if merged is not None:
+                    prev = merged
+                    bump(counts, what)
+                    continue
+            yield prev
+            prev = None
+        if isinstance(msg, dict) and msg.get("role") == role:
+            prev = msg
+        else:
+            yield msg
+    if prev is not None:
+        yield prev
+
+
+def _merge_assistants(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+    return _merge_runs(messages, "assistant", _merge_assistant, MERGED_ASSISTANT, counts)
+
+
+def _merge_assistant(prev: dict, msg: dict) -> dict:
+    """Hermes's merge of two adjacent assistant turns: a verification candidate is replaced;
+    otherwise the calls are joined, plain texts joined by a newline (stripped), and a list
+    content is kept as it is (the later one only fills an empty earlier one)."""
+    if prev.get("finish_reason") in _VERIFY or _empty_assistant(prev):
+        return msg  # (an empty turn is dropped, never merged: the rule, before Hermes's merge)
+    if _empty_assistant(msg):
+        return prev
+    out = dict(prev)
+    calls = list(prev.get("tool_calls") or [])
+    new_calls = list(msg.get("tool_calls") or [])
+    if new_calls or calls:
+        out["tool_calls"] = calls + new_calls
+    old, new = prev.get("content"), msg.get("content")
+    if isinstance(old, str) and isinstance(new, str):
+        out["content"] = "\n".join(p for p in (old.strip(), new.strip()) if p)
+    elif not old and new is not None:
+        out["content"] = new
+    if not prev.get("reasoning_content") and msg.get("reasoning_content"):
+        out["reasoning_content"] = msg["reasoning_content"]
+    return out
+
+
+def _empty_assistant(msg: dict) -> bool:
+    """An assistant message without content and without calls (OA-ASSISTANT-NO-CONTENT)."""
+    return not msg.get("tool_calls") and not msg.get("function_call") and msg.get("content") in (None, [])
+
+
+def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+    """Internal keys off every message; tool results that answer no call of the turn dropped
+    (each call answered once); assistant messages left with nothing dropped."""
+    known: set = set()
+    alias: dict = {}  # a Codex call's two ids -> the one it keeps on the wire (its call_id)
+    for msg in messages:
+        if not isinstance(msg, dict):
+            yield msg
+            continue
+        role = msg.get("role")
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if not call_id or not isinstance(call_id, str) or call_id not in known:
+                bump(counts, STRAY_TOOL)
+                continue
+            known.discard(call_id)
+            if alias and alias.get(call_id, call_id) != call_id:
+                msg = {**msg, "tool_call_id": alias[call_id]}
+                bump(counts, UNIFIED_IDS)
+        elif role == "assistant":
+            known = set()
+            alias = {}
+            for call in msg.get("tool_calls") or ():
+                if isinstance(call, dict):
+                    for key in ("id", "call_id"):
+                        if isinstance(call.get(key), str):
+                            known.add(call[key])
+                    if _codex_id(call):
+                        alias[call["id"]] = call["call_id"]
+        elif role == "user":
+            known = set()
+        msg = _openai_message(msg, role, counts)
+        if msg is not None:
+            yield msg
+
+
+def _openai_message(msg: dict, role: Any, counts: dict) -> dict | None:
+    out = None
+    for key in msg:
+        if key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_"):
+            if out is None:
+                out = dict(msg)
+            del out[key]
+            bump(counts, REASONING if key == "reasoning" else INTERNAL_KEYS)
+    details = msg.get("reasoning_details")
+    if isinstance(details, list) and details and all(
+            isinstance(d, dict) and d.get("type") in _THINKING for d in details):
+        out = dict(msg) if out is None else out
+        del out["reasoning_details"]  # Anthropic's signed thinking: no OpenAI endpoint replays it
+        bump(counts, REASONING)
+    content = msg.get("content")
+    if isinstance(content, list):
+        parts = _openai_parts(content, role == "tool", counts)
+        if parts is not content:
+            out = dict(msg) if out is None else out
+            out["content"] = parts if parts or role == "assistant" else ""
+            if not parts and role == "assistant":
+                out["content"] = None
+    calls = msg.get("tool_calls")
+    if calls is not None and role == "assistant":
+        if calls == []:
+            out = dict(msg) if out is None else out
+            del out["tool_calls"]
+            bump(counts, EMPTY_CALLS)
+        elif isinstance(calls, list):
+            new = None
+            for i, call in enumerate(calls):
+                if isinstance(call, dict) and ("call_id" in call or "response_item_id" in call
+                                               or "extra_content" in call):
+                    if new is None:
+                        new = list(calls)
+                    new[i] = {k: v for k, v in call.items() if k not in _CALL_INTERNAL}
+                    if _codex_id(call):  # results match a Codex call by its call_id (as Hermes)
+                        new[i]["id"] = call["call_id"]
+                    bump(counts, INTERNAL_KEYS)
+            if new is not None:
+                out = dict(msg) if out is None else out
+                out["tool_calls"] = new
+    if role == "assistant" and _empty_assistant(out if out is not None else msg):
+        bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
+        return None
+    return out if out is not None else msg
+
+
+def _codex_id(call: dict) -> bool:
+    """A call whose ``call_id`` (what Hermes pairs results with) differs from its ``id``."""
+    call_id = call.get("call_id")
+    return isinstance(call_id, str) and bool(call_id) and isinstance(call.get("id"), str) \
+        and call["id"] != call_id
+
+
+def _openai_parts(parts: list, tool: bool, counts: dict) -> list:
+    out = None
+    for i, part in enumerate(parts):
+        drop = replace = False
+        if isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "text":
+                text = part.get("text")
+                drop = not isinstance(text, str) or not text.strip()
+            elif tool and kind in _IMAGE_PARTS:
+                replace = True
+        elif isinstance(part, str):
+            drop = not part.strip()
+        if drop or replace:
+            if out is None:
+                out = parts[:i]
+            if replace:
+                out.append({"type": "text", "text": TOOL_IMAGE_PLACEHOLDER})
+                bump(counts, TOOL_IMAGES)
+            else:
+                bump(counts, EMPTY_TEXT)
+        elif out is not None:
+            out.append(part)
+    return parts if out is None else out
+
+
+def _merge_users(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
+    return _merge_runs(messages, "user", _merge_user, MERGED_USER, counts)
+
+
+def _merge_user(prev: dict, msg: dict) -> dict | None:
+    """Hermes's merge of two adjacent user turns: plain texts joined by a blank line; a list
+    content (images, ...) is left apart."""
+    old, new = prev.get("content", ""), msg.get("content", "")
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    return {**prev, "content": old + "\n\n" + new if old and new else old or new}
+
+
+# --- Anthropic -------------------------------------------------------------------------------
+
+class AnthropicState:
+    """What the Anthropic pass carries from message to message: the tool ids used so far (a
+    reused one is renumbered, in its call and in the results of the next turn) and the cache
+    breakpoints counted. The ids are kept as their hashes: a long log streams through in
+    bounded memory (a collision would only renumber an id that needed none)."""
+
+    def __init__(self) -> None:
+        self.ids: set = set()
+        self.renamed: dict = {}
+        self.cache = 0
+
+    def seen(self, tool_id: str) -> bool:
+        """Whether ``tool_id`` was used before; it is used from now on."""
+        key = hash(tool_id)
+        if key in self.ids:
+            return True
+        self.ids.add(key)
+        return False
+
+    def fresh_id(self, old: str) -> str:
+        n = 2
+        while self.seen(f"{old}_{n}"):
+            n += 1
+        return f"{old}_{n}"
+
+
+def anthropic_request(body: Any, counts: dict | None = None) -> Any:
+    """An Anthropic Messages body (or bare message list) as it goes on the wire."""
+    counts = {} if counts is None else counts
+    messages = _message_list(body)
+    if messages is None:
+        return body
+    state = AnthropicState()
+    top: dict = {}
+    if isinstance(body, dict):
+        for tool in body.get("tools") or ():
+            if isinstance(tool, dict) and "cache_control" in tool:
+                state.cache += 1
+        if "cache_control" in body:
+            state.cache += 1
+        if "system" in body:
+            system = anthropic_system(body["system"], state, counts)
+            if system is not body["system"]:
+                top["system"] = _DROP if system is None else system
+    out = list(anthropic_messages(messages, counts, state))
+    return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
+
+
+def anthropic_system(system: Any, state: AnthropicState, counts: dict) -> Any:
+    """The ``system`` value with no empty text; None when nothing is left."""
+    if isinstance(system, str):
+        return system if system.strip() else None
+    if not isinstance(system, list):
+        return system
+    blocks = _anthropic_blocks(system, "system", state, counts)
+    return blocks if blocks else None
+
+
+def anthropic_messages(messages: Iterable[Any], counts: dict,
+                       state: AnthropicState | None = None) -> Iterator[Any]:
+    """The send path over a stream of Anthropic messages (the last one is told apart: only a
+    final assistant message may be empty)."""
+    state = AnthropicState() if state is None else state
+    prev: Any = None
+    have = False
+    for msg in messages:
+        if have:
+            out = _anthropic_message(prev, False, state, counts)
+            if out is not None:
+                yield out
+        prev, have = msg, True
+    if have:
+        out = _anthropic_message(prev, True, state, counts)
+        if out is not None:
+            yield out
+
+
+def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict) -> Any:
+    if not isinstance(msg, dict):
+        return msg
+    role = msg.get("role")
+    if role == "assistant":
+        state.renamed = {}
+    out = None
+    extra = [k for k in msg if k not in ("role", "content")]
+    if extra:
+        out = {k: v for k, v in msg.items() if k in ("role", "content")}
+        bump(counts, INTERNAL_KEYS, len(extra))
+    content = msg.get("content")
+    if isinstance(content, list):
+        blocks = _anthropic_blocks(content, role, state, counts)
+        if blocks is not content:
+            out = dict(msg) if out is None else out
+            out["content"] = blocks
+        content = blocks
+    empty = not content.strip() if isinstance(content, str) else (content is None or content == [])
+    if empty:
+        if last and role == "assistant":
+            if content != "":
+                out = dict(msg) if out is None else out
+                out["content"] = ""
+        else:
+            bump(counts, EMPTY_MESSAGE)
+            return None
+    return out if out is not None else msg
+
+
+def _anthropic_blocks(blocks: list, role: Any, state: AnthropicState, counts: dict) -> list:
+    """One message's blocks: empty text and unsigned thinking dropped, thinking first (and
+    never alone), cache breakpoints past the 4th dropped, reused tool ids renumbered."""
+    out = None
+    thinking_after = False  # a thinking block came after another block
+    seen_other = False
+    n_thinking = 0
+    for i, block in enumerate(blocks):
+        new = block
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    new = None
+                    bump(counts, EMPTY_TEXT)
+            elif kind in _THINKING:
+                signed = block.get("signature") if kind == "thinking" else block.get("data")
+                if not signed:
+                    new = None
+                    bump(counts, UNSIGNED)
+                elif "cache_control" in block:
+                    new = {k: v for k, v in block.items() if k != "cache_control"}
+                    bump(counts, CACHE)
+            elif kind == "tool_use":
+                new = _tool_use(block, state, counts)
+            elif kind == "tool_result":
+                new = _tool_result(block, state, counts)
+            if new is not None and "cache_control" in new and new.get("type") not in _THINKING:
+                if state.cache >= MAX_CACHE_BREAKPOINTS:
+                    new = {k: v for k, v in new.items() if k != "cache_control"}
+                    bump(counts, CACHE)
+                else:
+                    state.cache += 1
+            if new is not None:
+                if new.get("type") in _THINKING:
+                    n_thinking += 1
+                    thinking_after = thinking_after or seen_other
+                else:
+                    seen_other = True
+        if new is not block and out is None:
+            out = list(blocks[:i])
+        if new is None and isinstance(block, dict) and "cache_control" in block:
+            _move_breakpoint(out, block["cache_control"], state)
+        if out is not None and new is not None:
+            out.append(new)
+    result = blocks if out is None else out
+    if n_thinking and role == "assistant":
+        if not seen_other:
+            bump(counts, THINKING_ONLY, n_thinking)
+            return []
+        if thinking_after:
+            bump(counts, THINKING_MOVED)
+            result = ([b for b in result if isinstance(b, dict) and b.get("type") in _THINKING]
+                      + [b for b in result if not (isinstance(b, dict) and b.get("type") in _THINKING)])
+    return result
+
+
+def _move_breakpoint(out: list, mark: Any, state: AnthropicState) -> None:
+    """A dropped empty block's cache breakpoint goes to the block before it (the cached prefix
+    ends at the same place), when there is one that can hold it."""
+    prev = out[-1] if out else None
+    if isinstance(prev, dict) and prev.get("type") not in _THINKING and "cache_control" not in prev \
+            and state.cache < MAX_CACHE_BREAKPOINTS:
+        out[-1] = {**prev, "cache_control": mark}
+        state.cache += 1
+
+
+def _tool_use(block: dict, state: AnthropicState, counts: dict) -> dict:
+    tool_id = block.get("id")
+    if not isinstance(tool_id, str):
+        return block
+    if state.seen(tool_id):
+        new_id = state.fresh_id(tool_id)
+        state.renamed[tool_id] = new_id
+        bump(counts, RENUMBERED)
+        return {**block, "id": new_id}
+    return block
+
+
+def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
+    new = block
+    tool_use_id = block.get("tool_use_id")
+    renamed = state.renamed.get(tool_use_id) if state.renamed and isinstance(tool_use_id, str) else None
+    if renamed is not None:
+        new = {**block, "tool_use_id": renamed}
+    inner = block.get("content")
+    if isinstance(inner, list):
+        kept = _anthropic_blocks(inner, "tool", state, counts)
+        if kept is not inner:
+            new = dict(new) if new is block else new
+            if kept:
+                new["content"] = kept
+            else:
+                del new["content"]
+    return new
