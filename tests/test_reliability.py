@@ -167,3 +167,73 @@ def test_default_directory_planted_as_symlink_is_refused(tmp_path):
                   env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 5 and b"refusing spill directory" in result.stderr
     assert os.listdir(elsewhere) == []
+
+
+# --- run --jobs: a worker killed with SIGKILL --------------------------------------------------
+
+def _dies_on(marked):
+    def run(item):
+        if item == marked:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return item * 2
+    return run
+
+
+def test_ordered_map_reports_the_item_a_killed_worker_held():
+    from hermesctx.parallel import WorkerDied, ordered_map
+
+    got = []
+    start = time.monotonic()
+    with pytest.raises(WorkerDied) as err:
+        for value in ordered_map(_dies_on, (7,), range(40), jobs=2, label=lambda i: f"line {i + 1}"):
+            got.append(value)
+    assert time.monotonic() - start < 10
+    assert err.value.held == ["line 8"]
+    assert "killed by SIGKILL" in str(err.value) and "while it held line 8" in str(err.value)
+    assert got == [i * 2 for i in range(7)]  # in order, up to the line before; nothing after
+
+
+def _batch(lines: int) -> bytes:
+    doc = {"messages": [{"role": "user", "content": "hello " * 20}, {"role": "assistant", "content": "hi"}]}
+    return (json.dumps(doc) + "\n").encode() * lines
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as handle:
+            out += [int(c) for c in handle.read().split()]
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc to find the workers")
+def test_run_jobs_exits_75_when_a_worker_is_killed():
+    """kill -9 of one `run --jobs 2` worker mid-batch: exit 75 within seconds, the line it held
+    named, the lines before it written in order, no hang."""
+    proc = _popen("run", "--pipeline", "prune", "--jobs", "2", "--jsonl",
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(_batch(20))
+    proc.stdin.flush()
+    first = proc.stdout.readline()  # the workers are up and answering
+    assert first.startswith(b"{")
+    deadline = time.monotonic() + 10
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    victim = _children(proc.pid)[0]
+    os.kill(victim, signal.SIGKILL)
+    start = time.monotonic()
+    try:
+        proc.stdin.write(_batch(200))
+        proc.stdin.close()
+    except BrokenPipeError:  # it already stopped reading: fine
+        pass
+    proc.stdin = None
+    rest, err = proc.communicate(timeout=10)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 75, err
+    message = err.decode().strip().splitlines()[-1]
+    assert message.startswith(f"hermesctx: error: a --jobs worker (pid {victim}) killed by SIGKILL"), message
+    assert "while it held line" in message
+    written = 1 + len(rest.splitlines())
+    assert written < 220
+    _figures("run --jobs 2, one worker killed", 1, 1, 0)
