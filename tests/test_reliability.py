@@ -237,3 +237,37 @@ def test_run_jobs_exits_75_when_a_worker_is_killed():
     written = 1 + len(rest.splitlines())
     assert written < 220
     _figures("run --jobs 2, one worker killed", 1, 1, 0)
+
+
+# --- the summarizer: a trickling server, a circuit breaker across a batch --------------------
+
+_TRANSCRIPT = [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": "Fix the login bug"},
+               {"role": "assistant", "content": "reading " * 3000}, {"role": "user", "content": "go on"},
+               {"role": "assistant", "content": "writing " * 3000}, {"role": "user", "content": "ok"},
+               {"role": "assistant", "content": "done"}, {"role": "user", "content": "and the tests?"},
+               {"role": "assistant", "content": "they pass"}]
+
+
+def test_trickling_provider_costs_the_timeout_then_the_breaker_opens():
+    """A server answering one byte a second: --timeout 2 cuts each summary at ~2 s (not minutes);
+    after 2 consecutive failures (summarizer.max_failures) the rest of the batch goes straight
+    to the fallback, said once."""
+    from fakeserver import FakeServer, trickle
+
+    batch = (json.dumps({"messages": _TRANSCRIPT}) + "\n").encode() * 5
+    with FakeServer() as server:
+        server.script(*[trickle(1.0)] * 5)
+        start = time.monotonic()
+        result = _cli("compress", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
+                      "--timeout", "2", "--protect-first-n", "1", "--tail-tokens", "30", "--jsonl",
+                      stdin=batch, timeout=20,
+                      env={"HERMESCTX_SUMMARIZER_RETRIES": "0", "HERMESCTX_SUMMARIZER_MAX_FAILURES": "2"})
+        elapsed = time.monotonic() - start
+        requests = len(server.requests)
+    assert result.returncode == 0, result.stderr
+    assert elapsed < 9, elapsed  # 2 × 2 s, then no more calls; not 5 × (minutes)
+    assert requests == 2
+    assert result.stderr.count(b"failed 2 times in a row (timeout)") == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 5 and all(any(m.get("_compressed_summary") for m in doc["messages"]) for doc in lines)
+    _figures(f"trickling provider, 5 transcripts ({elapsed:.1f} s)", 5, 5, 0)
