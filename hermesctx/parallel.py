@@ -28,9 +28,10 @@ class WorkerDied(HermesctxError):
 
     status = ExitStatus.WORKER_DIED
 
-    def __init__(self, message: str, held: list):
+    def __init__(self, message: str, held: list, index: int):
         super().__init__(message)
         self.held = held
+        self.index = index  # the position of the item it held
 
 
 def _serve(conn, factory: Callable[..., Any], args: tuple) -> None:
@@ -64,6 +65,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.job: int | None = None  # the index of the item it holds
+        self.alive = True
 
 
 def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items: Iterable[Any], *,
@@ -83,6 +85,7 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
     done: dict = {}  # index -> (ok, value), until its turn
     next_in = next_out = 0
     exhausted = False
+    dead: WorkerDied | None = None  # raised when its item's turn comes (the items before it first)
     try:
         while True:
             while next_out in done:
@@ -91,8 +94,10 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                 if not ok:
                     raise value
                 yield value
+            if dead is not None and next_out >= dead.index:
+                raise dead
             for worker in workers:
-                if exhausted or next_in - next_out >= window:
+                if dead is not None or exhausted or next_in - next_out >= window:
                     break
                 if worker.job is not None:
                     continue
@@ -106,9 +111,13 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                 try:
                     worker.conn.send(item)
                 except OSError:
-                    _died(worker, pending, label, next_out)
-            busy = [w for w in workers if w.job is not None]
+                    dead = _died(worker, pending, label, next_out, dead)
+            busy = [w for w in workers if w.job is not None and w.alive]
+            if dead is not None:
+                busy = [w for w in busy if w.job < dead.index]
             if not busy:
+                if dead is not None:
+                    raise dead
                 if exhausted:
                     return
                 continue
@@ -118,11 +127,12 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                     try:
                         done[worker.job] = worker.conn.recv()
                     except (EOFError, OSError):
-                        _died(worker, pending, label, next_out)
+                        dead = _died(worker, pending, label, next_out, dead)
+                        continue
                     del pending[worker.job]
                     worker.job = None
                 elif worker.process.sentinel in ready:
-                    _died(worker, pending, label, next_out)
+                    dead = _died(worker, pending, label, next_out, dead)
     finally:
         for worker in workers:
             if worker.process.is_alive():
@@ -132,7 +142,10 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
             worker.conn.close()
 
 
-def _died(worker: _Worker, pending: dict, label: Callable[[Any], str], next_out: int) -> None:
+def _died(worker: _Worker, pending: dict, label: Callable[[Any], str], next_out: int,
+          earlier: WorkerDied | None) -> WorkerDied:
+    """The error for a worker found dead (the earliest item, when two died)."""
+    worker.alive = False
     worker.process.join(1)
     code = worker.process.exitcode
     if code is not None and code < 0:
@@ -144,10 +157,9 @@ def _died(worker: _Worker, pending: dict, label: Callable[[Any], str], next_out:
             how += " (the out-of-memory killer sends it)"
     else:
         how = f"exited with status {code}"
-    held = [label(pending[worker.job])] if worker.job in pending else []
-    first = label(pending[next_out]) if next_out in pending else None
-    message = (f"a --jobs worker (pid {worker.process.pid}) {how}"
-               + (f" while it held {held[0]}" if held else "")
-               + (f"; nothing from {first} on was written" if first else ""))
-    raise WorkerDied(message, held)
-
+    index = worker.job
+    if earlier is not None and earlier.index <= index:
+        return earlier
+    held = label(pending[index])
+    return WorkerDied(f"a --jobs worker (pid {worker.process.pid}) {how} while it held {held}; "
+                      f"nothing from {held} on was written", [held], index)
