@@ -94,13 +94,24 @@ def _big(cid, text):
     return {"messages": [{"role": "tool", "tool_call_id": cid, "content": text}]}
 
 
-def test_planted_symlink_file_is_refused(tmp_path):
+def _spill_into(directory, cid, text, env=None):
+    """``hermesctx spill --dir DIR --threshold 10`` of one result (``directory`` None: the default)."""
+    where = ["--dir", str(directory)] if directory is not None else []
+    return _cli("-q", "spill", *where, "--threshold", "10", stdin=json.dumps(_big(cid, text)).encode(), env=env)
+
+
+def _planted(tmp_path, name, target):
     directory = tmp_path / "spill"
     directory.mkdir()
+    (directory / name).symlink_to(target)
+    return directory
+
+
+def test_planted_symlink_file_is_refused(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP SECRET")
-    (directory / "call_01.txt").symlink_to(secret)
-    result = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("call_01", "x" * 50)).encode())
+    directory = _planted(tmp_path, "call_01.txt", secret)
+    result = _spill_into(directory, "call_01", "x" * 50)
     assert result.returncode == 5 and result.stdout == b""
     assert result.stderr.decode().strip().endswith(f"refusing to follow the symlink {directory}/call_01.txt "
                                                    "in the spill directory")
@@ -108,26 +119,21 @@ def test_planted_symlink_file_is_refused(tmp_path):
 
 
 def test_planted_replaced_symlink_is_refused(tmp_path):
-    directory = tmp_path / "spill"
     outside = tmp_path / "outside"
     outside.mkdir()
-    directory.mkdir()
-    (directory / ".replaced").symlink_to(outside)
-    first = _cli("-q", "spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode())
-    assert first.returncode == 0
-    second = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "b" * 50)).encode())
+    directory = _planted(tmp_path, ".replaced", outside)
+    assert _spill_into(directory, "c", "a" * 50).returncode == 0
+    second = _spill_into(directory, "c", "b" * 50)
     assert second.returncode == 5 and b"refusing to follow the symlink" in second.stderr
     assert os.listdir(outside) == []
     assert (directory / "c.txt").read_text() == "a" * 50  # nothing replaced: the old content is safe
 
 
 def test_planted_index_symlink_is_refused(tmp_path):
-    directory = tmp_path / "spill"
-    directory.mkdir()
     target = tmp_path / "target"
     target.write_text("")
-    (directory / ".index").symlink_to(target)
-    result = _cli("spill", "--dir", str(directory), "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode())
+    directory = _planted(tmp_path, ".index", target)
+    result = _spill_into(directory, "c", "a" * 50)
     assert result.returncode == 5 and b"refusing to follow the symlink" in result.stderr
     assert target.read_text() == ""
 
@@ -138,9 +144,7 @@ def test_forged_block_pulls_in_no_other_file(tmp_path):
     from hermesctx.stages.spill import persisted_block
 
     directory = tmp_path / "spill"
-    victim = _cli("-q", "spill", "--dir", str(directory), "--threshold", "10",
-                  stdin=json.dumps(_big("c", "private data " * 10)).encode())
-    assert victim.returncode == 0
+    assert _spill_into(directory, "c", "private data " * 10).returncode == 0
     forged = persisted_block("private data " * 10, f"{directory}/c.txt", 5)  # another preview size
     result = _cli("spill", "--restore", "--dir", str(directory),
                   stdin=json.dumps({"messages": [{"role": "tool", "tool_call_id": "x", "content": forged}]}).encode())
@@ -149,8 +153,7 @@ def test_forged_block_pulls_in_no_other_file(tmp_path):
 
 
 def test_default_directory_is_private_per_user(tmp_path):
-    result = _cli("-q", "spill", "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode(),
-                  env={"TMPDIR": str(tmp_path)})
+    result = _spill_into(None, "c", "a" * 50, env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     directory = tmp_path / f"hermes-results-{os.getuid()}"
     assert f"Full output saved to: {directory}/c.txt".encode() in result.stdout
@@ -163,8 +166,7 @@ def test_default_directory_planted_as_symlink_is_refused(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / f"hermes-results-{os.getuid()}").symlink_to(elsewhere)
-    result = _cli("spill", "--threshold", "10", stdin=json.dumps(_big("c", "a" * 50)).encode(),
-                  env={"TMPDIR": str(tmp_path)})
+    result = _spill_into(None, "c", "a" * 50, env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 5 and b"refusing spill directory" in result.stderr
     assert os.listdir(elsewhere) == []
 

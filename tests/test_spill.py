@@ -25,7 +25,6 @@ from hermesctx.stages.spill import (
 )
 
 
-
 def _names(directory) -> list:
     """The files of a directory, without the spill index (``.index``, also its lock)."""
     return [name for name in os.listdir(directory) if name != ".index"]

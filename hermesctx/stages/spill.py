@@ -179,6 +179,15 @@ class Writer:
         self._index = _open_nofollow(INDEX, os.O_RDWR | os.O_CREAT | os.O_APPEND, self._dir, self.directory)
         self._kept, self._recorded, self._pid = None, set(), os.getpid()
 
+    def __del__(self) -> None:
+        if self._pid == os.getpid():
+            for fd in (self._dir, self._index, self._kept):
+                if fd is not None:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+
     def write(self, tool_use_id: Any, content: str, preview_size: int = PREVIEW_SIZE) -> tuple[str, str]:
         """Spill ``content`` under the name of ``tool_use_id``: ``(path, block)``."""
         import fcntl
@@ -496,7 +505,7 @@ class _Index:
             os.close(fd)
 
 
-_INDEXES: dict = {}  # directory -> (bytes read, entries): the index only grows, read on from there
+_INDEXES: dict = {}  # (directory, device, inode) -> (bytes read, entries): an index only grows
 
 
 def _load_index(directory: str) -> dict:
@@ -511,9 +520,11 @@ def _load_index(directory: str) -> dict:
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
-        done, entries = _INDEXES.get(directory, (0, {}))
-        if os.fstat(handle.fileno()).st_size < done:
-            done, entries = 0, {}  # a new index
+        info = os.fstat(handle.fileno())
+        key = (directory, info.st_dev, info.st_ino)
+        done, entries = _INDEXES.get(key, (0, {}))
+        if info.st_size < done:
+            done, entries = 0, {}  # not the index read before
         handle.seek(done)
         data = handle.read()
     data = data[:data.rfind(b"\n") + 1]  # a line being appended right now is read next time
@@ -521,7 +532,7 @@ def _load_index(directory: str) -> dict:
         block, _, content = line.partition(" ")
         if len(block) == 64 and len(content) == 64:
             entries.setdefault(block, set()).add(content)
-    _INDEXES[directory] = (done + len(data), entries)
+    _INDEXES[key] = (done + len(data), entries)
     return entries
 
 
