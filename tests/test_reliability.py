@@ -436,3 +436,11 @@ def test_backup_replaces_the_previous_one_whole(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "one.json.bak").read_bytes() == original
     assert sorted(os.listdir(tmp_path)) == ["one.json", "one.json.bak"]
+
+
+def test_planted_fifo_is_refused_not_waited_on(tmp_path):
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    os.mkfifo(directory / "c.txt")
+    result = _spill_into(directory, "c", "a" * 50)  # a hang would hit the 30 s subprocess timeout
+    assert result.returncode == 5 and b"not a regular file" in result.stderr

@@ -30,6 +30,7 @@ import math
 import os
 import re
 import secrets
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,8 +95,6 @@ def _private_dir(directory: str) -> None:
         info = os.lstat(directory)
     except OSError as exc:
         raise FileIOError(f"cannot create spill directory {directory}: {exc.strerror or exc}") from None
-    import stat
-
     if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
         raise FileIOError(f"refusing spill directory {directory}: not a directory owned by you "
                           "(give --dir to choose another)")
@@ -252,20 +251,24 @@ def _open_nofollow(name: str, flags: int, dir_fd: int | None, path: str) -> int:
         raise
 
 
-def _read_at(name: str, dir_fd: int | None, path: str, directory: str | None = None) -> bytes | None:
-    """The bytes of a regular file ``name`` (in ``dir_fd``, or ``directory``), None when absent."""
+def _open_existing(name: str, flags: int, dir_fd: int | None, path: str) -> int | None:
+    """:func:`_open_nofollow`, or None when there is no such file; other errors are exit 5."""
     try:
-        fd = _open_nofollow(name if directory is None else os.path.join(directory, name), os.O_RDONLY,
-                            dir_fd, path)
+        return _open_nofollow(name, flags, dir_fd, path)
     except FileNotFoundError:
         return None
-    except FileIOError:
-        raise
     except OSError as exc:
-        raise FileIOError(f"cannot read spill file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        import stat
+        raise FileIOError(f"cannot read {path}: {exc.strerror or exc}") from None
 
+
+def _read_at(name: str, dir_fd: int | None, path: str, directory: str | None = None) -> bytes | None:
+    """The bytes of a regular file ``name`` (in ``dir_fd``, or ``directory``), None when absent."""
+    # O_NONBLOCK: a planted FIFO is refused below instead of blocking the open
+    fd = _open_existing(name if directory is None else os.path.join(directory, name),
+                        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0), dir_fd, path)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise FileIOError(f"refusing {path}: not a regular file")
         return handle.read()
@@ -491,14 +494,9 @@ class _Index:
 
     def replaced(self, name: str) -> bytes | None:
         where = os.path.join(self.directory, REPLACED_DIR)
-        try:
-            fd = _open_nofollow(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), None, where)
-        except FileNotFoundError:
+        fd = _open_existing(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), None, where)
+        if fd is None:
             return None
-        except FileIOError:
-            raise
-        except OSError as exc:
-            raise FileIOError(f"cannot read {where}: {exc.strerror or exc}") from None
         try:
             return _read_at(name, fd, os.path.join(where, name))
         finally:
@@ -511,14 +509,9 @@ _INDEXES: dict = {}  # (directory, device, inode) -> (bytes read, entries): an i
 def _load_index(directory: str) -> dict:
     """``{sha256(block): {sha256(content), ...}}`` from ``<directory>/.index`` (empty if none)."""
     path = os.path.join(directory, INDEX)
-    try:
-        fd = _open_nofollow(path, os.O_RDONLY, None, path)
-    except FileNotFoundError:
+    fd = _open_existing(path, os.O_RDONLY, None, path)
+    if fd is None:
         return {}
-    except FileIOError:
-        raise
-    except OSError as exc:
-        raise FileIOError(f"cannot read {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         key = (directory, info.st_dev, info.st_ino)
