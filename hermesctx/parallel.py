@@ -37,7 +37,7 @@ class WorkerDied(HermesctxError):
 def _serve(conn, factory: Callable[..., Any], args: tuple) -> None:
     """A worker: build the function once, then answer one item at a time until ``None``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _stop)  # the parent stopping us: unwind (temp files removed)
     try:
         fn = factory(*args)
     except Exception as exc:  # noqa: BLE001 - carried back with the first item
@@ -56,6 +56,11 @@ def _serve(conn, factory: Callable[..., Any], args: tuple) -> None:
             conn.send((True, fn(item)))
         except Exception as exc:  # noqa: BLE001 - raised in the parent when the item's turn comes
             conn.send((False, exc))
+
+
+def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
 
 
 class _Worker:
@@ -139,6 +144,9 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                 worker.process.terminate()
         for worker in workers:
             worker.process.join(5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
             worker.conn.close()
 
 

@@ -307,7 +307,7 @@ class _InPlace:
                 if backup:
                     bak = _temp_name(self.path + ".bak")
                     try:
-                        os.link(self.path, bak)
+                        os.link(self.path, bak, follow_symlinks=True)
                     except OSError:
                         shutil.copy2(self.path, bak)
                     os.replace(bak, self.path + ".bak")
