@@ -60,16 +60,23 @@ def _restored(directory, spilled: bytes, original: bytes) -> tuple[int, int]:
 def test_two_spill_processes_on_one_directory_lose_nothing(tmp_path):
     directory = str(tmp_path / "spill")
     batches = [_spill_batch(seed, 300) for seed in ("alpha", "beta")]
-    procs = [_popen("-q", "spill", "--dir", directory, "--threshold", "200", "--jsonl",
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in batches]
-    outs = [p.communicate(b, timeout=60) for p, b in zip(procs, batches)]
-    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+    paths = []
+    for k, batch in enumerate(batches):
+        paths.append(tmp_path / f"batch{k}.jsonl")
+        paths[-1].write_bytes(batch)
+    outs = [open(tmp_path / f"out{k}.jsonl", "wb") for k in range(2)]
+    procs = [_popen("-q", "spill", "--dir", directory, "--threshold", "200", str(path), stdout=out,
+                    stderr=subprocess.PIPE) for path, out in zip(paths, outs)]  # both at once
+    errors = [p.communicate(timeout=60)[1] for p in procs]
+    for out in outs:
+        out.close()
+    assert [p.returncode for p in procs] == [0, 0], errors
     held = lost = 0
-    for (out, _), batch in zip(outs, batches):
+    for k, batch in enumerate(batches):
+        out = (tmp_path / f"out{k}.jsonl").read_bytes()
         assert out.count(b"<persisted-output>") == 300
-        h, k = _restored(directory, out, batch)
-        held, lost = held + h, lost + k
+        h, n = _restored(directory, out, batch)
+        held, lost = held + h, lost + n
     _figures("two spill processes, one dir", 600, held, lost)
     assert lost == 0
     assert not [n for n in os.listdir(directory) if n.endswith(".tmp")]
