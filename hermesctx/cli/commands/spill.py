@@ -27,7 +27,9 @@ from hermesctx.stages import spill as stage
                    "spilled by size alone).")
 @click.option("--turn-budget", type=click.IntRange(min=1), default=None,
               help="Characters all results of one turn may take (default 200,000, scaled to the model).")
-@click.option("--restore", is_flag=True, help="Reverse: put spilled results back from their files.")
+@click.option("--restore", is_flag=True,
+              help="Reverse: put spilled results back from their files (only a file whose sha256 "
+                   "DIR/.index recorded for that block).")
 @click.option("--dry-run", is_flag=True, help="Report what would be spilled; write no file, output the input.")
 @transcript_options
 @model_options
