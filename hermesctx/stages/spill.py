@@ -29,7 +29,6 @@ import hashlib
 import math
 import os
 import re
-import secrets
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -276,7 +275,7 @@ def _read_at(name: str, dir_fd: int | None, path: str, directory: str | None = N
 
 def _put(name: str, data: bytes, dir_fd: int) -> None:
     """Write ``name`` in ``dir_fd`` atomically (a new temp file, then rename), mode 0600."""
-    tmp = f".hermesctx-{secrets.token_hex(6)}.tmp"
+    tmp = f".hermesctx-{os.urandom(6).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
