@@ -80,6 +80,9 @@ KEYS: dict[str, Key] = {
     "summarizer.name": Key(None, _OPT_STR, lambda v: v in (None, "extractive", "anthropic", "openai"),
                            "extractive, anthropic or openai"),
     "summarizer.retries": Key(3, int, lambda v: v >= 0, ">= 0"),
+    "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",
+                                   "consecutive failed summaries before the provider is no longer called "
+                                   "in this run (0: never stop)"),
     "redaction.enabled": Key(True, bool),
     "archive.dir": Key(None, _OPT_STR),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each

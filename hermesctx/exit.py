@@ -13,12 +13,14 @@ class ExitStatus(enum.IntEnum):
     UPSTREAM = 4  # a provider (summarizer) failed and no fallback could stand in
     IO_ERROR = 5  # a file could not be read or written (spill dir, archive, report)
     INTERNAL = 70  # a bug in hermesctx (EX_SOFTWARE); rerun with --traceback and report it
+    WORKER_DIED = 75  # a `run --jobs` worker was killed (OOM killer, kill -9); EX_TEMPFAIL: rerun
     INTERRUPTED = 130  # SIGINT (Ctrl-C)
     BROKEN_PIPE = 141  # stdout closed early (`| head`), 128 + SIGPIPE
+    TERMINATED = 143  # SIGTERM, 128 + 15 (temp files removed, as on Ctrl-C)
 
 
 EXIT_STATUS_HELP = (
     "Exit status: 0 ok; 1 a --check found problems; 2 usage error; 3 bad input; "
-    "4 provider failure; 5 file I/O error; 70 internal error; 130 interrupted; "
-    "141 stdout closed."
+    "4 provider failure; 5 file I/O error; 70 internal error; 75 a --jobs worker died; "
+    "130 interrupted; 141 stdout closed; 143 terminated (SIGTERM)."
 )

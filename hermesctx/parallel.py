@@ -1,56 +1,173 @@
 """Ordered, bounded parallel map for JSONL batches (``--jobs N``).
 
 Documents go to N worker processes; results come back in input order; at most ``window``
-documents are in flight, so memory is bounded by the window, not by the file. Workers build
-their own pipeline once (from picklable arguments) and exchange raw JSON bytes.
+documents are in flight or waiting for their turn, so memory is bounded by the window, not by
+the file. Workers build their own pipeline once (from picklable arguments) and exchange raw
+JSON bytes.
+
+Each worker has its own pipe and holds one item at a time, so the parent always knows which
+item each worker holds. It waits on the pipes and on the processes themselves: a worker that
+dies (SIGKILL from the out-of-memory killer, a crash) ends the map with :class:`WorkerDied`
+naming the items it held, instead of waiting forever for a result that will never come.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-from collections import deque
+import signal
 from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import wait
 from typing import Any
 
-_WORKER: dict = {}
+from hermesctx.errors import HermesctxError
+from hermesctx.exit import ExitStatus
 
 
-def _init(factory: Callable[..., Any], args: tuple) -> None:
-    _WORKER["fn"] = factory(*args)
+class WorkerDied(HermesctxError):
+    """A worker process ended without answering (killed, out of memory)."""
+
+    status = ExitStatus.WORKER_DIED
+
+    def __init__(self, message: str, held: list, index: int):
+        super().__init__(message)
+        self.held = held
+        self.index = index  # the position of the item it held
 
 
-def _call(item: Any) -> tuple[bool, Any]:
+def _serve(conn, factory: Callable[..., Any], args: tuple) -> None:
+    """A worker: build the function once, then answer one item at a time until ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, _stop)  # the parent stopping us: unwind (temp files removed)
     try:
-        return True, _WORKER["fn"](item)
-    except Exception as exc:  # noqa: BLE001 - carried back to the parent, raised there in order
-        return False, exc
+        fn = factory(*args)
+    except Exception as exc:  # noqa: BLE001 - carried back with the first item
+        fn, failed = None, exc
+    while True:
+        try:
+            item = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if item is None:
+            return
+        if fn is None:
+            conn.send((False, failed))
+            continue
+        try:
+            conn.send((True, fn(item)))
+        except Exception as exc:  # noqa: BLE001 - raised in the parent when the item's turn comes
+            conn.send((False, exc))
+
+
+def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
+class _Worker:
+    def __init__(self, context, factory, args):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, factory, args), daemon=True)
+        self.process.start()
+        child.close()
+        self.job: int | None = None  # the index of the item it holds
+        self.alive = True
 
 
 def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items: Iterable[Any], *,
-                jobs: int, window: int | None = None) -> Iterator[Any]:
+                jobs: int, window: int | None = None,
+                label: Callable[[Any], str] = lambda item: repr(item)[:40]) -> Iterator[Any]:
     """``factory(*args)(item)`` for every item, computed in ``jobs`` processes, yielded in order.
 
     An exception raised for an item is re-raised here when that item's turn comes (the items
-    before it have been yielded; nothing after it is)."""
-    window = window or jobs * 4
+    before it have been yielded; nothing after it is). A worker that dies raises
+    :class:`WorkerDied` at once, naming (``label``) the item it held; nothing after the items
+    already yielded is."""
+    window = max(window or jobs * 4, jobs)
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    pool = context.Pool(jobs, initializer=_init, initargs=(factory, args))
-    pending: deque = deque()
+    workers = [_Worker(context, factory, args) for _ in range(jobs)]
+    source = iter(items)
+    pending: dict = {}  # index -> the item, while a worker holds it
+    done: dict = {}  # index -> (ok, value), until its turn
+    next_in = next_out = 0
+    exhausted = False
+    dead: WorkerDied | None = None  # raised when its item's turn comes (the items before it first)
     try:
-        for item in items:
-            pending.append(pool.apply_async(_call, (item,)))
-            if len(pending) >= window:
-                yield _unwrap(pending.popleft().get())
-        while pending:
-            yield _unwrap(pending.popleft().get())
-        pool.close()
+        while True:
+            while next_out in done:
+                ok, value = done.pop(next_out)
+                next_out += 1
+                if not ok:
+                    raise value
+                yield value
+            if dead is not None and next_out >= dead.index:
+                raise dead
+            for worker in workers:
+                if dead is not None or exhausted or next_in - next_out >= window:
+                    break
+                if worker.job is not None:
+                    continue
+                try:
+                    item = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                worker.job, pending[next_in] = next_in, item
+                next_in += 1
+                try:
+                    worker.conn.send(item)
+                except OSError:
+                    dead = _died(worker, pending, label, next_out, dead)
+            busy = [w for w in workers if w.job is not None and w.alive]
+            if dead is not None:
+                busy = [w for w in busy if w.job < dead.index]
+            if not busy:
+                if dead is not None:
+                    raise dead
+                if exhausted:
+                    return
+                continue
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                if worker.conn in ready or worker.conn.poll():
+                    try:
+                        done[worker.job] = worker.conn.recv()
+                    except (EOFError, OSError):
+                        dead = _died(worker, pending, label, next_out, dead)
+                        continue
+                    del pending[worker.job]
+                    worker.job = None
+                elif worker.process.sentinel in ready:
+                    dead = _died(worker, pending, label, next_out, dead)
     finally:
-        pool.terminate()
-        pool.join()
+        for worker in workers:
+            if worker.process.is_alive():
+                worker.process.terminate()
+        for worker in workers:
+            worker.process.join(5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.conn.close()
 
 
-def _unwrap(result: tuple[bool, Any]) -> Any:
-    ok, value = result
-    if not ok:
-        raise value
-    return value
+def _died(worker: _Worker, pending: dict, label: Callable[[Any], str], next_out: int,
+          earlier: WorkerDied | None) -> WorkerDied:
+    """The error for a worker found dead (the earliest item, when two died)."""
+    worker.alive = False
+    worker.process.join(1)
+    code = worker.process.exitcode
+    if code is not None and code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+        if -code == signal.SIGKILL:
+            how += " (the out-of-memory killer sends it)"
+    else:
+        how = f"exited with status {code}"
+    index = worker.job
+    if earlier is not None and earlier.index <= index:
+        return earlier
+    held = label(pending[index])
+    return WorkerDied(f"a --jobs worker (pid {worker.process.pid}) {how} while it held {held}; "
+                      f"nothing from {held} on was written", [held], index)

@@ -16,7 +16,8 @@ answers from a script of replies (first in, first out; when the script is empty 
 Replies: :func:`ok` (200, given text; ``None`` for empty content), :func:`status` (an error
 status in the provider's own error shape, optional ``retry-after``), :func:`rate_limited`,
 :func:`context_length` (each provider's real context-length error), :func:`auth_error`,
-:func:`hang` (no answer for N seconds, to trip the client's timeout).
+:func:`hang` (no answer for N seconds, to trip the client's timeout), :func:`trickle` (a
+200 whose body comes one byte every ``interval`` seconds: no single read ever times out).
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ def auth_error() -> Reply:
 
 def hang(seconds: float) -> Reply:
     return Reply("hang", seconds=seconds)
+
+
+def trickle(interval: float = 1.0) -> Reply:
+    return Reply("trickle", seconds=interval)
 
 
 @dataclass
@@ -186,6 +191,9 @@ class FakeServer:
                 if reply.kind == "hang":
                     server._closing.wait(reply.seconds)
                     reply = ok(server.default_text)
+                if reply.kind == "trickle":
+                    model = body.get("model", "") if isinstance(body, dict) else ""
+                    return self._trickle(_ok_body(anthropic, model, server.default_text), reply.seconds)
                 if reply.kind == "ok":
                     model = body.get("model", "") if isinstance(body, dict) else ""
                     return self._send(200, _ok_body(anthropic, model, reply.text))
@@ -203,5 +211,20 @@ class FakeServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout)
+
+            def _trickle(self, payload: dict, interval: float):
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        if server._closing.wait(interval):
+                            return
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         return Handler

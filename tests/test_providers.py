@@ -353,3 +353,48 @@ def test_cli_compress_context_length_is_not_retried_and_falls_back(server, name)
     _assert_compress_prompt(server.requests[0].prompt)
     assert "(extractive)" in r.stderr
     assert "never used" not in json.dumps(r.json)
+
+
+# --- a deadline per attempt, not per read; the circuit breaker across a batch ------------------
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_trickling_server_is_cut_at_the_deadline(server, name):
+    """One byte a second never trips a per-read timeout; the attempt's deadline cuts it."""
+    from fakeserver import trickle
+
+    server.script(trickle(1.0))
+    start = time.monotonic()
+    with pytest.raises(SummarizerError) as info:
+        build(name, server, timeout=1.5, retries=0).summarize(REQUEST)
+    assert time.monotonic() - start < 3
+    assert info.value.kind == "timeout" and "no complete answer within 1.5s" in str(info.value)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_circuit_opens_after_consecutive_failures_and_says_so_once(server, name):
+    warnings = []
+    server.script(*[status(500)] * 3)
+    summarizer = build(name, server, retries=0, max_failures=3, warn=warnings.append)
+    for _ in range(3):
+        with pytest.raises(SummarizerError) as info:
+            summarizer.summarize(REQUEST)
+        assert info.value.kind == "server"
+    for _ in range(5):
+        with pytest.raises(SummarizerError) as info:
+            summarizer.summarize(REQUEST)
+        assert info.value.kind == "circuit_open"
+    assert len(server.requests) == 3  # not called again
+    assert len(warnings) == 1 and "failed 3 times in a row (server)" in warnings[0]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_a_success_resets_the_breaker(server, name):
+    server.script(status(500), status(500), ok("fine"), status(500), status(500), ok("fine again"))
+    summarizer = build(name, server, retries=0, max_failures=3)
+    outcomes = []
+    for _ in range(6):
+        try:
+            outcomes.append(summarizer.summarize(REQUEST))
+        except SummarizerError as err:
+            outcomes.append(err.kind)
+    assert outcomes == ["server", "server", "fine", "server", "server", "fine again"]

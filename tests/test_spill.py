@@ -26,6 +26,10 @@ from hermesctx.stages.spill import (
 from hermesctx.wire.send import openai_request
 
 
+def _names(directory) -> list:
+    """The files of a directory, without the spill index (``.index``, also its lock)."""
+    return [name for name in os.listdir(directory) if name != ".index"]
+
 def _tool(cid, content, **extra):
     msg = {"role": "tool", "content": content, **extra}
     if cid is not _MISSING:
@@ -95,9 +99,9 @@ def test_hostile_ids_stay_in_the_directory(tmp_path, hostile):
     assert "/" not in name and "\x00" not in name and not name.startswith(".")
     assert len(name) <= 120 + 13 + 4
     writer = Writer(str(tmp_path / "spill"))
-    path = writer.write(hostile, "data")
+    path, _ = writer.write(hostile, "data")
     assert os.path.dirname(path) == str(tmp_path / "spill")
-    assert os.listdir(tmp_path) == ["spill"]
+    assert _names(tmp_path) == ["spill"]
 
 
 @pytest.mark.parametrize("content,size,expected", [
@@ -146,7 +150,7 @@ def test_s2_strictly_greater_and_code_points(tmp_path):
     assert out[0]["content"] == "z" * 100
     assert out[1]["content"].startswith("<persisted-output>\n")
     assert out[2]["content"] == "é" * 100
-    assert sorted(os.listdir(tmp_path)) == ["b.txt"]
+    assert sorted(_names(tmp_path)) == ["b.txt"]
 
 
 def test_s3_read_file_exempt_per_result_s4_length(tmp_path):
@@ -176,13 +180,13 @@ def test_b1_largest_first_only_until_under(tmp_path):
     assert len(first) - len(str(tmp_path)) == 1726 - len("/tmp/spill-demo/hermes-results")
     assert second == _lines(80_000) and third == _lines(50_000)
     assert report["spilled"] == report["by_turn_budget"] == 1
-    assert os.listdir(tmp_path) == ["call_1.txt"]
+    assert _names(tmp_path) == ["call_1.txt"]
 
 
 def test_b2_exactly_at_budget_untouched(tmp_path):
     doc = _doc(("a", "q" * 100_000), ("b", "q" * 100_000))
     out, report = spill(doc, directory=str(tmp_path))
-    assert out == doc and report["spilled"] == 0 and os.listdir(tmp_path) == []
+    assert out == doc and report["spilled"] == 0 and _names(tmp_path) == []
 
 
 def test_b3_runs_out_of_candidates_over_budget(tmp_path):
@@ -245,7 +249,7 @@ def test_same_content_twice_one_file(tmp_path):
     first, _ = spill(doc, directory=str(tmp_path))
     second, _ = spill(doc, directory=str(tmp_path))
     assert first == second
-    assert os.listdir(tmp_path) == ["call_1.txt"]
+    assert _names(tmp_path) == ["call_1.txt"]
 
 
 def test_same_name_other_content_takes_the_file_old_content_kept(tmp_path):
@@ -257,7 +261,7 @@ def test_same_name_other_content_takes_the_file_old_content_kept(tmp_path):
     assert f"Full output saved to: {path}\n" in first["messages"][2]["content"]
     assert f"Full output saved to: {path}\n" in second["messages"][2]["content"]
     assert rep1["replaced"] == [] and rep2["replaced"] == [path]
-    assert sorted(os.listdir(tmp_path)) == [".replaced", "call_1.txt"]
+    assert sorted(_names(tmp_path)) == [".replaced", "call_1.txt"]
     assert (tmp_path / "call_1.txt").read_text() == "b" * 120_001
     assert [p.read_text() for p in (tmp_path / ".replaced").iterdir()] == ["a" * 120_000]
     assert restore(first, directory=str(tmp_path))[0] == _doc(("call_1", "a" * 120_000))
@@ -284,7 +288,7 @@ def test_ids_sharing_a_name_in_one_transcript(tmp_path):
 
 def test_file_mode_and_no_temp_left(tmp_path):
     spill(_doc(("call_1", "a" * 120_000)), directory=str(tmp_path / "new" / "dir"))
-    assert os.listdir(tmp_path / "new" / "dir") == ["call_1.txt"]
+    assert _names(tmp_path / "new" / "dir") == ["call_1.txt"]
     assert os.stat(tmp_path / "new" / "dir" / "call_1.txt").st_mode & 0o777 == 0o600
 
 
@@ -373,8 +377,8 @@ def test_round_trip_jsonl(tmp_path):
     spilled = invoke(["spill", "--dir", spill_dir, str(source)])
     assert spilled.status == 0 and len(spilled.lines) == 4
     # call_1 ×3 with different content: one file, the two earlier contents kept aside
-    assert sorted(os.listdir(spill_dir)) == [".replaced", "call_1.txt", "toolu_1.txt"]
-    assert len(os.listdir(os.path.join(spill_dir, ".replaced"))) == 2
+    assert sorted(_names(spill_dir)) == [".replaced", "call_1.txt", "toolu_1.txt"]
+    assert len(_names(os.path.join(spill_dir, ".replaced"))) == 2
     back = invoke(["spill", "--restore", "--dir", spill_dir], spilled.stdout)
     assert back.lines == docs
     assert back.stdout == source.read_bytes()
@@ -390,14 +394,20 @@ def test_restore_refuses_files_outside_dir(tmp_path):
 
 
 def test_restore_missing_file_and_foreign_block(tmp_path):
-    block = persisted_block("a" * 10, f"{tmp_path}/gone.txt")
-    (tmp_path / "edited.txt").write_text("different")
-    edited = persisted_block("a" * 10, f"{tmp_path}/edited.txt")
-    doc = {"messages": [_tool("c", block), _tool("d", edited)]}
+    """A block is restored only from a file whose sha256 the index recorded for that very block:
+    a forged block (right size and preview) restores nothing, nor does an edited file."""
+    (tmp_path / "edited.txt").write_text("a" * 10)
+    forged = persisted_block("a" * 10, f"{tmp_path}/edited.txt")
+    spilled, _ = spill(_doc(("gone", "b" * 120_000), ("edited", "c" * 120_000)), directory=str(tmp_path))
+    (tmp_path / "gone.txt").unlink()
+    (tmp_path / "edited.txt").write_text("c" * 119_999 + "d")
+    doc = {"messages": [_tool("f", forged), *spilled["messages"][2:]]}
     out, report = restore(doc, directory=str(tmp_path))
     assert out == doc
     assert report["restored"] == 0
-    assert report["missing"] == [f"{tmp_path}/gone.txt", f"{tmp_path}/edited.txt (holds another result)"]
+    assert report["missing"] == [f"{tmp_path}/edited.txt (no spill of this block is recorded in {tmp_path}/.index)",
+                                 f"{tmp_path}/gone.txt",
+                                 f"{tmp_path}/edited.txt (holds another result)"]
 
 
 def test_restore_keeps_custom_preview_sizes(tmp_path):
@@ -431,7 +441,7 @@ def test_cli_config_keys(tmp_path):
     result = invoke(["spill", "--config", str(config)], doc)
     assert result.status == 0
     assert [m["content"][:1] for m in _tools(result.json)] == ["<", "<", "c"]
-    assert sorted(os.listdir(tmp_path / "cfg")) == ["a.txt", "b.txt"]
+    assert sorted(_names(tmp_path / "cfg")) == ["a.txt", "b.txt"]
 
 
 def test_cli_model_scales_the_budget(tmp_path):
@@ -470,7 +480,7 @@ def test_examples_snapshot(tmp_path, name, snapshot):
     assert result.status == 0
     text = result.stdout.decode().replace(str(tmp_path), "<TMP>")
     assert text == snapshot
-    assert sorted(os.listdir(tmp_path / "spill")) == snapshot(name="files")
+    assert sorted(_names(tmp_path / "spill")) == snapshot(name="files")
     back = invoke(["spill", "--restore", "--dir", str(tmp_path / "spill")], result.stdout)
     original = invoke(["spill", "--dir", str(tmp_path / "none"), "--threshold", "10000000", str(EXAMPLES / name)])
     assert back.stdout == original.stdout
@@ -487,7 +497,7 @@ def test_anthropic_single_text_block_content(tmp_path):
     assert blocks[0]["content"][0]["text"].startswith("<persisted-output>\nThis tool result was too large (120,000")
     assert blocks[1] == doc["messages"][2]["content"][1]  # several parts: left alone
     assert blocks[2] == doc["messages"][2]["content"][2]  # an image: never spilled
-    assert report["spilled"] == 1 and os.listdir(tmp_path) == ["toolu_1.txt"]
+    assert report["spilled"] == 1 and _names(tmp_path) == ["toolu_1.txt"]
     assert restore(out, directory=str(tmp_path))[0] == doc
 
 
@@ -503,7 +513,7 @@ def test_array_document_and_no_change_shares_messages(tmp_path):
     out, report = spill(msgs, directory=str(tmp_path))
     assert out == msgs and isinstance(out, list)
     assert all(x is y for x, y in zip(out, msgs))
-    assert report["spilled"] == 0 and not os.listdir(tmp_path)
+    assert report["spilled"] == 0 and not _names(tmp_path)
 
 
 def test_cli_read_file_threshold_warns_and_is_ignored(tmp_path):
@@ -538,7 +548,7 @@ if given is not None:
         budget = Budget(default_result_size=per_result, turn_budget=turn, preview_size=preview_size)
         out, report = spill_messages(messages, Writer(directory), budget)
         assert messages == before
-        files = [f for _, _, names in os.walk(directory) for f in names]
+        files = [f for _, _, names in os.walk(directory) for f in names if f != ".index"]
         assert len(files) <= report["spilled"]
         back, rep = restore({"messages": out}, directory=directory)
         assert back == {"messages": messages}

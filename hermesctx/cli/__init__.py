@@ -4,12 +4,17 @@ Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function name
 and only parses options, calls one core function and writes the result. Errors are caught once
 here: one line on stderr (``hermesctx: error: …``) and the documented exit status; the
 traceback only with ``--traceback`` or ``HERMESCTX_TRACEBACK=1``.
+
+Signals: SIGINT (Ctrl-C) and SIGTERM unwind the command the same way (every ``finally``
+removes its temp files, ``--in-place`` leaves FILE untouched) and end with 130 / 143. A write
+error that reaches here (stdout on a full disk) is exit 5, one line.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import traceback
 
@@ -87,10 +92,20 @@ def _wants_traceback(args: list[str]) -> bool:
     return flag or "--traceback" in args
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is, so it unwinds as Ctrl-C does (exit 143)."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the cleanup must not be cut short
+    raise Terminated()
+
+
 def main() -> None:
     """Console entry point."""
     from hermesctx.cli.runner import Env
 
+    signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(run(sys.argv[1:], Env.from_process()))
 
 
@@ -101,13 +116,10 @@ def run(args: list[str], env) -> int:
             # make_context + invoke rather than cli.main: click's main turns EPIPE into exit 1
             with cli.make_context("hermesctx", list(args), obj=env) as ctx:
                 result = cli.invoke(ctx)
-        finally:
-            try:
-                env.stdout.flush()
-            except BrokenPipeError:
-                raise
-            except (OSError, ValueError):
-                pass
+        except BaseException:
+            _flush(env, quiet=True)
+            raise
+        _flush(env)  # the last buffered output: a full disk here is the command's failure
         return int(result) if isinstance(result, int) else ExitStatus.OK
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -120,6 +132,9 @@ def run(args: list[str], env) -> int:
     except click.exceptions.Abort:
         print("hermesctx: interrupted", file=env.stderr)
         return ExitStatus.INTERRUPTED
+    except Terminated:
+        print("hermesctx: terminated", file=env.stderr)
+        return ExitStatus.TERMINATED
     except HermesctxError as exc:
         if _wants_traceback(args):
             traceback.print_exc(file=env.stderr)
@@ -131,12 +146,35 @@ def run(args: list[str], env) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return ExitStatus.BROKEN_PIPE
+    except OSError as exc:  # a write the command did not wrap itself: stdout, most often
+        if _wants_traceback(args):
+            traceback.print_exc(file=env.stderr)
+        where = f" {exc.filename}" if exc.filename else " output"
+        print(f"hermesctx: error: cannot write{where}: {one_line(exc.strerror or str(exc))}", file=env.stderr)
+        if not _flush(env, quiet=True):
+            _silence_stdout()
+        return ExitStatus.IO_ERROR
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
             traceback.print_exc(file=env.stderr)
         print(f"hermesctx: error: internal error: {type(exc).__name__}: {one_line(str(exc))}; "
               "rerun with --traceback and report it", file=env.stderr)
         return ExitStatus.INTERNAL
+
+
+def _flush(env, *, quiet: bool = False) -> bool:
+    """Flush stdout; EPIPE always propagates, other errors only when not ``quiet``."""
+    try:
+        env.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except ValueError:  # closed
+        return True
+    except OSError:
+        if not quiet:
+            raise
+        return False
+    return True
 
 
 def one_line(text: str, limit: int = 1000) -> str:

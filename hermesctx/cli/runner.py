@@ -152,7 +152,9 @@ class ReportSink:
     """Per-document reports: a human line on stderr, and JSON in ``--report FILE`` too.
 
     The file holds one JSON value for a single document and JSON Lines for a batch; it is
-    written to a temporary file beside the target and renamed into place at the end.
+    written to a temporary file beside the target and renamed into place at the end, also when
+    the batch failed part-way or was interrupted (the reports of the documents done are kept;
+    with none done, FILE is left as it was). A write error is exit 5, one line, no temp left.
     ``--report -`` writes the JSON to stderr instead of the human line (stdout carries the
     transcript).
     """
@@ -162,12 +164,17 @@ class ReportSink:
         self.path = path
         self.to_stderr = to_stderr
         self._tmp = None
+        self._count = 0
         self._json_to_stderr = path == "-"
         if path and not self._json_to_stderr:
             directory = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(directory):
                 raise FileIOError(f"cannot write report {path}: no such directory")
-            self._tmp = open(f"{path}.{os.getpid()}.tmp", "wb")
+            name = f"{path}.{os.getpid()}.tmp"
+            try:
+                self._tmp = open(name, "wb")
+            except OSError as exc:
+                raise FileIOError(f"cannot write report {path}: {exc.strerror or exc}") from None
 
     def add(self, doc: io.Document, report: dict, line: str | None) -> None:
         if self._tmp is not None or self._json_to_stderr:
@@ -177,18 +184,43 @@ class ReportSink:
                 self.env.stderr.write(io.dumps(report).decode("utf-8"))
                 self.env.stderr.flush()
                 return
-            self._tmp.write(io.dumps(report))
+            try:
+                self._tmp.write(io.dumps(report))
+            except OSError as exc:
+                self._discard()
+                raise FileIOError(f"cannot write report {self.path}: {exc.strerror or exc}") from None
+            self._count += 1
         if line and self.to_stderr:
             self.env.info(f"{doc.where}: {line}" if doc.where else line)
 
     def close(self, ok: bool = True) -> None:
+        """Rename the reports into place; after a failure (``ok`` false) only when there are
+        some, and a second error then is not raised over the first."""
         if self._tmp is None:
             return
-        self._tmp.close()
-        if ok:
+        if not ok and not self._count:
+            self._discard()
+            return
+        try:
+            self._tmp.close()
             os.replace(self._tmp.name, self.path)
-        else:
+        except OSError as exc:
+            self._discard()
+            if ok:
+                raise FileIOError(f"cannot write report {self.path}: {exc.strerror or exc}") from None
+        self._tmp = None
+
+    def _discard(self) -> None:
+        if self._tmp is None:
+            return
+        try:
+            self._tmp.close()
+        except OSError:
+            pass
+        try:
             os.unlink(self._tmp.name)
+        except OSError:
+            pass
         self._tmp = None
 
 
@@ -257,7 +289,10 @@ def _same_format(doc: io.Document, target: str | None) -> None:
 
 
 class _InPlace:
-    """Output that replaces ``path`` only when everything succeeded."""
+    """Output that replaces ``path`` only when everything succeeded. A write error is exit 5
+    (one line, the temp file removed, FILE untouched); ``backup`` keeps the original as
+    FILE.bak, itself replaced atomically (a hard link to the original, renamed over the old
+    .bak; a copy through a temp file where links are refused)."""
 
     def __init__(self, path: str):
         import tempfile
@@ -268,11 +303,12 @@ class _InPlace:
             fd, self.tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
         except OSError as exc:
             raise FileIOError(f"cannot write beside {path}: {exc.strerror}") from None
-        self.handle = os.fdopen(fd, "wb")
+        self.handle = _Checked(os.fdopen(fd, "wb"), path)
 
     def close(self, ok: bool, *, backup: bool) -> None:
         import shutil
 
+        bak = None
         try:
             if ok:
                 self.handle.flush()
@@ -281,10 +317,54 @@ class _InPlace:
             if ok:
                 shutil.copymode(self.path, self.tmp)
                 if backup:
-                    shutil.copy2(self.path, self.path + ".bak")
+                    bak = _temp_name(self.path + ".bak")
+                    try:
+                        os.link(self.path, bak, follow_symlinks=True)
+                    except OSError:
+                        shutil.copy2(self.path, bak)
+                    os.replace(bak, self.path + ".bak")
+                    bak = None
                 os.replace(self.tmp, self.path)
         except OSError as exc:
-            raise FileIOError(f"cannot write {self.path}: {exc.strerror}") from None
+            if ok:
+                raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         finally:
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
+            for leftover in (self.tmp, bak):
+                if leftover and os.path.lexists(leftover):
+                    os.unlink(leftover)
+
+
+def _temp_name(path: str) -> str:
+    import secrets
+
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.{secrets.token_hex(4)}.tmp")
+
+
+class _Checked:
+    """A binary file whose write errors are :class:`FileIOError` naming ``path`` (exit 5)."""
+
+    def __init__(self, handle: BinaryIO, path: str):
+        self._handle = handle
+        self.path = path
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as exc:
+            raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def fileno(self) -> int:
+        return self._handle.fileno()
+
+    def close(self) -> None:
+        try:
+            self._handle.close()
+        except OSError:
+            pass  # closing after a failed write: the error was raised already

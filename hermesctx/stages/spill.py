@@ -13,21 +13,28 @@ are Hermes's (decision D10): a later result whose id gives the same name takes t
 Hermes, but the earlier content is first moved to ``<dir>/.replaced/`` (listed in the report),
 so :func:`restore` still finds it. Unlike Hermes, a failed write is an error (nothing is
 emitted, nothing truncated), writes are atomic, and :func:`restore` reverses a spill.
+
+Safe with several writers on one directory (two processes, ``run --jobs`` workers): "keep the
+old content, then replace" runs under an exclusive lock (``flock`` on ``<dir>/.index``), and
+every file in the directory and in ``.replaced/`` is opened without following symlinks (a
+planted symlink is an error, exit 5). ``<dir>/.index`` also records, for every block written,
+``sha256(block) sha256(content)``: :func:`restore` puts a block back only when it finds a file
+with that content hash (never by size and preview), so a forged block restores nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import os
 import re
+import stat
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermesctx.errors import FileIOError
-from hermesctx.io import write_atomic_nosync
 from hermesctx.messages import check_messages, messages_of, with_messages
 
 DEFAULT_RESULT_SIZE = 100_000
@@ -40,6 +47,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_STEM = 120
 _SAVED_TO = re.compile(r"^Full output saved to: (.*)$", re.MULTILINE)
 REPLACED_DIR = ".replaced"  # earlier contents of files a later result with the same name took
+INDEX = ".index"  # "sha256(block) sha256(content)" per line; also the lock file of the directory
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -70,9 +80,25 @@ def budget_for_window(context_length: int | None, **overrides: Any) -> Budget:
 
 
 def default_dir(environ=None) -> str:
-    """Hermes's location: ``$TMPDIR/hermes-results`` (``/tmp/hermes-results``)."""
+    """A private, per-user directory: ``$TMPDIR/hermes-results-<uid>`` (mode 0700; Hermes's
+    own ``$TMPDIR/hermes-results`` is shared by every user, so it is used only when named)."""
     environ = os.environ if environ is None else environ
-    return os.path.join(environ.get("TMPDIR") or tempfile.gettempdir(), "hermes-results")
+    user = os.getuid() if hasattr(os, "getuid") else (environ.get("USERNAME") or "user")
+    return os.path.join(environ.get("TMPDIR") or tempfile.gettempdir(), f"hermes-results-{user}")
+
+
+def _private_dir(directory: str) -> None:
+    """Create ``directory`` with mode 0700, or check that the one there is ours and private."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        info = os.lstat(directory)
+    except OSError as exc:
+        raise FileIOError(f"cannot create spill directory {directory}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        raise FileIOError(f"refusing spill directory {directory}: not a directory owned by you "
+                          "(give --dir to choose another)")
+    if info.st_mode & 0o077:
+        os.chmod(directory, 0o700)
 
 
 def safe_filename(tool_use_id: Any) -> str:
@@ -126,55 +152,142 @@ class Writer:
 
     A file that already holds exactly the result is left alone. One with other content is
     replaced, as Hermes replaces it, after its content is kept as
-    ``.replaced/<name>.<sha256 prefix>``; its path is added to ``replaced``.
+    ``.replaced/<name>.<sha256 prefix>``; its path is added to ``replaced``. Both steps run
+    under an exclusive lock on ``<dir>/.index``, so concurrent writers never lose a result.
+    ``private``: the directory must be the user's own, mode 0700 (the default directory).
     """
 
-    def __init__(self, directory: str, *, dry_run: bool = False):
+    def __init__(self, directory: str, *, dry_run: bool = False, private: bool = False):
         self.directory = os.path.abspath(directory)
         self.dry_run = dry_run
+        self.private = private
         self.replaced: list[str] = []
-        self._made = False
+        self._pid = None  # the process that opened the descriptors below (reopened after fork)
+        self._dir = self._index = self._kept = None
+        self._recorded: set = set()
 
-    def write(self, tool_use_id: Any, content: str) -> str:
+    def _open(self) -> None:
+        if self._pid == os.getpid():
+            return
+        if self.private:
+            _private_dir(self.directory)
+        else:
+            os.makedirs(self.directory, exist_ok=True)
+        self._dir = os.open(self.directory, os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+        self._index = _open_nofollow(INDEX, os.O_RDWR | os.O_CREAT | os.O_APPEND, self._dir, self.directory)
+        self._kept, self._recorded, self._pid = None, set(), os.getpid()
+
+    def __del__(self) -> None:
+        if self._pid == os.getpid():
+            for fd in (self._dir, self._index, self._kept):
+                if fd is not None:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+
+    def write(self, tool_use_id: Any, content: str, preview_size: int = PREVIEW_SIZE) -> tuple[str, str]:
+        """Spill ``content`` under the name of ``tool_use_id``: ``(path, block)``."""
+        import fcntl
+
         data = content.encode("utf-8", errors="surrogatepass")
-        path = os.path.join(self.directory, safe_filename(tool_use_id))
-        present = os.path.exists(path)
-        if present and _same(path, data):
-            return path
-        if present:
-            self.replaced.append(path)
+        name = safe_filename(tool_use_id)
+        path = os.path.join(self.directory, name)
+        block = persisted_block(content, path, preview_size)
         if self.dry_run:
-            return path
+            old = _read_at(name, None, path, self.directory)
+            if old is not None and old != data:
+                self.replaced.append(path)
+            return path, block
         try:
-            if not self._made:
-                os.makedirs(self.directory, exist_ok=True)
-                self._made = True
-            if present:
-                _keep_replaced(path)
-            write_atomic_nosync(path, data, mode=0o600)
+            self._open()
+            fcntl.flock(self._index, fcntl.LOCK_EX)
+            try:
+                old = _read_at(name, self._dir, path)
+                if old != data:
+                    if old is not None:
+                        self.replaced.append(path)
+                        self._keep(name, old)
+                    _put(name, data, self._dir)
+                self._record(block, data)
+            finally:
+                fcntl.flock(self._index, fcntl.LOCK_UN)
         except OSError as exc:
             raise FileIOError(f"cannot write spill file {path}: {exc.strerror or exc}") from None
-        return path
+        return path, block
+
+    def _keep(self, name: str, old: bytes) -> None:
+        if self._kept is None:
+            try:
+                os.mkdir(REPLACED_DIR, 0o700, dir_fd=self._dir)
+            except FileExistsError:
+                pass
+            where = os.path.join(self.directory, REPLACED_DIR)
+            self._kept = _open_nofollow(REPLACED_DIR, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0),
+                                        self._dir, where)
+        kept = f"{name}.{hashlib.sha256(old).hexdigest()[:16]}"
+        if _read_at(kept, self._kept, os.path.join(self.directory, REPLACED_DIR, kept)) is None:
+            _put(kept, old, self._kept)
+
+    def _record(self, block: str, data: bytes) -> None:
+        line = f"{_hash(block.encode('utf-8', 'surrogatepass'))} {_hash(data)}\n"
+        if line not in self._recorded:
+            os.write(self._index, line.encode("ascii"))
+            self._recorded.add(line)
 
 
-def _keep_replaced(path: str) -> None:
-    with open(path, "rb") as handle:
-        old = handle.read()
-    keep = os.path.join(os.path.dirname(path), REPLACED_DIR)
-    os.makedirs(keep, exist_ok=True)
-    name = f"{os.path.basename(path)}.{hashlib.sha256(old).hexdigest()[:16]}"
-    if not os.path.exists(os.path.join(keep, name)):
-        write_atomic_nosync(os.path.join(keep, name), old, mode=0o600)
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
-def _same(path: str, data: bytes) -> bool:
+def _open_nofollow(name: str, flags: int, dir_fd: int | None, path: str) -> int:
+    """``os.open`` of ``name`` that refuses a symlink (exit 5, saying so)."""
     try:
-        if os.path.getsize(path) != len(data):
-            return False
-        with open(path, "rb") as handle:
-            return handle.read() == data
-    except OSError:
-        return False
+        return os.open(name, flags | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or (exc.errno == errno.ENOTDIR and os.path.islink(path)):
+            raise FileIOError(f"refusing to follow the symlink {path} in the spill directory") from None
+        raise
+
+
+def _open_existing(name: str, flags: int, dir_fd: int | None, path: str) -> int | None:
+    """:func:`_open_nofollow`, or None when there is no such file; other errors are exit 5."""
+    try:
+        return _open_nofollow(name, flags, dir_fd, path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileIOError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_at(name: str, dir_fd: int | None, path: str, directory: str | None = None) -> bytes | None:
+    """The bytes of a regular file ``name`` (in ``dir_fd``, or ``directory``), None when absent."""
+    # O_NONBLOCK: a planted FIFO is refused below instead of blocking the open
+    fd = _open_existing(name if directory is None else os.path.join(directory, name),
+                        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0), dir_fd, path)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise FileIOError(f"refusing {path}: not a regular file")
+        return handle.read()
+
+
+def _put(name: str, data: bytes, dir_fd: int) -> None:
+    """Write ``name`` in ``dir_fd`` atomically (a new temp file, then rename), mode 0600."""
+    tmp = f".hermesctx-{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(data)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
 
 
 # --- the two layers over a transcript -----------------------------------------------------
@@ -319,9 +432,9 @@ def _hashable(value: Any) -> bool:
 
 
 def _spill_one(writer: Writer, file_id: Any, content: str, budget: Budget, report: dict) -> str:
-    path = writer.write(file_id, content)
+    path, block = writer.write(file_id, content, budget.preview_size)
     report["files"].append(path)
-    return persisted_block(content, path, budget.preview_size)
+    return block
 
 
 def spill(doc: Any, *, directory: str | None = None, budget: Budget = Budget(),
@@ -329,7 +442,7 @@ def spill(doc: Any, *, directory: str | None = None, budget: Budget = Budget(),
     """The ``spill`` stage on a document: ``(new_doc, report)``; files are written as it goes."""
     messages = messages_of(doc)
     check_messages(messages)
-    writer = writer or Writer(directory or default_dir(), dry_run=dry_run)
+    writer = writer or Writer(directory or default_dir(), dry_run=dry_run, private=directory is None)
     new, report = spill_messages(messages, writer, budget)
     report["dir"] = writer.directory
     return with_messages(doc, new), report
@@ -337,58 +450,82 @@ def spill(doc: Any, *, directory: str | None = None, budget: Budget = Budget(),
 
 # --- restore ------------------------------------------------------------------------------
 
-def _restore_text(text: Any, directory: str, missing: list) -> Any:
+def _restore_text(text: Any, directory: str, index: _Index, missing: list) -> Any:
     if not isinstance(text, str) or not text.startswith(OPEN_TAG) or not text.endswith(CLOSE_TAG):
         return text
     match = _SAVED_TO.search(text)
     if not match:
         return text
     path = match.group(1)
-    real = os.path.realpath(path)
-    if os.path.dirname(real) != os.path.realpath(directory):
+    name = os.path.basename(path)
+    if not name or os.path.realpath(os.path.dirname(path)) != os.path.realpath(directory):
         missing.append(f"{path} (outside the spill directory {directory})")
         return text
-    try:
-        with open(real, "rb") as handle:
-            data = handle.read().decode("utf-8", errors="surrogatepass")
-    except OSError:
-        missing.append(path)
+    contents = index.get(_hash(text.encode("utf-8", "surrogatepass")))
+    if not contents:
+        missing.append(f"{path} (no spill of this block is recorded in {os.path.join(directory, INDEX)})")
         return text
-    if _is_block_of(text, data, path):
-        return data
-    for data in _replaced_contents(real):
-        if _is_block_of(text, data, path):
-            return data
-    missing.append(f"{path} (holds another result)")
+    if len(contents) > 1:
+        missing.append(f"{path} ({len(contents)} different results made this same block)")
+        return text
+    (digest,) = contents
+    data = present = _read_at(name, None, path, directory)
+    if data is None or _hash(data) != digest:
+        data = index.replaced(f"{name}.{digest[:16]}")
+    if data is not None and _hash(data) == digest:
+        return data.decode("utf-8", errors="surrogatepass")
+    missing.append(path if present is None else f"{path} (holds another result)")
     return text
 
 
-def _replaced_contents(real: str) -> Iterator[str]:
-    """Earlier contents of ``real`` that a later result with the same file name displaced."""
-    keep = os.path.join(os.path.dirname(real), REPLACED_DIR)
-    prefix = os.path.basename(real) + "."
-    try:
-        names = sorted(n for n in os.listdir(keep) if n.startswith(prefix))
-    except OSError:
-        return
-    for name in names:
+class _Index:
+    """``<directory>/.index`` read once, on the first block: ``get(sha256(block))`` gives the
+    set of content hashes recorded for it; ``replaced(name)`` reads ``.replaced/name``."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self._entries: dict | None = None
+
+    def get(self, block: str) -> set | None:
+        if self._entries is None:
+            self._entries = _load_index(self.directory)
+        return self._entries.get(block)
+
+    def replaced(self, name: str) -> bytes | None:
+        where = os.path.join(self.directory, REPLACED_DIR)
+        fd = _open_existing(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), None, where)
+        if fd is None:
+            return None
         try:
-            with open(os.path.join(keep, name), "rb") as handle:
-                yield handle.read().decode("utf-8", errors="surrogatepass")
-        except OSError:
-            continue
+            return _read_at(name, fd, os.path.join(where, name))
+        finally:
+            os.close(fd)
 
 
-_PREVIEW_LEN = re.compile(r"^Preview \(first (\d+) chars\):$", re.MULTILINE)
+_INDEXES: dict = {}  # (directory, device, inode) -> (bytes read, entries): an index only grows
 
 
-def _is_block_of(block: str, data: str, path: str) -> bool:
-    """Whether ``block`` is exactly the block spilling ``data`` to ``path`` made (any preview size)."""
-    match = _PREVIEW_LEN.search(block)
-    if not match:
-        return False
-    n = int(match.group(1))
-    return n <= len(data) and block == _block(data[:n], n < len(data), len(data), path)
+def _load_index(directory: str) -> dict:
+    """``{sha256(block): {sha256(content), ...}}`` from ``<directory>/.index`` (empty if none)."""
+    path = os.path.join(directory, INDEX)
+    fd = _open_existing(path, os.O_RDONLY, None, path)
+    if fd is None:
+        return {}
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        key = (directory, info.st_dev, info.st_ino)
+        done, entries = _INDEXES.get(key, (0, {}))
+        if info.st_size < done:
+            done, entries = 0, {}  # not the index read before
+        handle.seek(done)
+        data = handle.read()
+    data = data[:data.rfind(b"\n") + 1]  # a line being appended right now is read next time
+    for line in data.decode("ascii", errors="replace").splitlines():
+        block, _, content = line.partition(" ")
+        if len(block) == 64 and len(content) == 64:
+            entries.setdefault(block, set()).add(content)
+    _INDEXES[key] = (done + len(data), entries)
+    return entries
 
 
 def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
@@ -396,13 +533,14 @@ def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
     directory = os.path.abspath(directory or default_dir())
     messages = messages_of(doc)
     check_messages(messages)
+    index = _Index(directory)
     missing: list[str] = []
     out = []
     restored = 0
     for msg in messages:
         content = msg.get("content")
         if msg.get("role") == "tool" and isinstance(content, str):
-            new = _restore_text(content, directory, missing)
+            new = _restore_text(content, directory, index, missing)
             if new is not content:
                 msg = {**msg, "content": new}
                 restored += 1
@@ -411,7 +549,7 @@ def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
             for j, block in enumerate(content):
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     text = _text(block, True)
-                    new = _restore_text(text, directory, missing)
+                    new = _restore_text(text, directory, index, missing)
                     if new is not text:
                         blocks = blocks or list(content)
                         blocks[j] = _with_text(block, new)

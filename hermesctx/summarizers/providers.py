@@ -11,15 +11,24 @@ Both take keyword options ``model``, ``base_url``, ``api_key``, ``timeout``, ``r
 ``env`` (a mapping read for ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` or ``OPENAI_API_KEY``
 / ``OPENAI_BASE_URL`` when the options are None). The SDKs' own retries are off: this module
 retries 429, 5xx, timeouts and connection errors itself, with exponential backoff
-(``backoff_base · 2^k``, capped at ``max_backoff``), honouring ``retry-after``. Total time is
-bounded by ``(retries + 1) × timeout + retries × max_backoff``; a ``retry-after`` longer than
+(``backoff_base · 2^k``, capped at ``max_backoff``), honouring ``retry-after``.
+
+``timeout`` is a deadline on the whole of each attempt (connect, send, wait, read), not per read:
+the SDK call runs in a daemon thread and is abandoned when the deadline passes, so a server that
+trickles a byte a second costs ``timeout``, not hours. Total time is therefore bounded by
+``(retries + 1) × timeout + retries × max_backoff``; a ``retry-after`` longer than
 ``max_backoff`` ends the retries at once. Failures raise :class:`SummarizerError` with a
 ``kind``: context_length, timeout, rate_limit, server, auth, connection, empty, other.
+
+Circuit breaker: after ``max_failures`` consecutive failed summaries (default 3) the summarizer
+stops calling the provider for the rest of the run (a batch): every later summary fails at once
+with kind ``circuit_open``, so the caller's fallback stands in; ``warn`` (if given) says so once.
 """
 
 from __future__ import annotations
 
 import email.utils
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -42,7 +51,13 @@ DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression c
 DEFAULT_RETRIES = 2  # retries after the first attempt
 DEFAULT_BACKOFF_BASE = 1.0
 DEFAULT_MAX_BACKOFF = 30.0
+DEFAULT_MAX_FAILURES = 3  # consecutive failed summaries before the circuit opens
 RETRYABLE = frozenset({RATE_LIMIT, SERVER, TIMEOUT, CONNECTION})
+CIRCUIT_OPEN = "circuit_open"
+
+
+class RequestTimeout(Exception):
+    """One attempt passed its deadline (classified as a timeout)."""
 
 # Lower-cased fragments of the context-length errors providers return (Anthropic "prompt is too
 # long: N tokens > M maximum", OpenAI code context_length_exceeded / "maximum context length",
@@ -129,7 +144,9 @@ class _ProviderSummarizer:
                  retries: int | None = None, env: Mapping[str, str] | None = None,
                  backoff_base: float = DEFAULT_BACKOFF_BASE,
                  max_backoff: float = DEFAULT_MAX_BACKOFF,
-                 sleep: Callable[[float], None] = time.sleep, **_ignored: Any):
+                 sleep: Callable[[float], None] = time.sleep,
+                 max_failures: int | None = None, warn: Callable[[str], None] | None = None,
+                 **_ignored: Any):
         env = env if env is not None else {}
         self.model = model or self.default_model
         self.base_url = base_url or env.get(self.base_url_env) or self.default_base_url
@@ -140,6 +157,9 @@ class _ProviderSummarizer:
         self.max_backoff = max_backoff
         self.sleep = sleep
         self.attempts = 0  # attempts made by the last summarize() call (diagnostics)
+        self.max_failures = DEFAULT_MAX_FAILURES if max_failures is None else int(max_failures)
+        self.failures = 0  # consecutive failed summaries
+        self.warn = warn
         self._client = None
 
     # subclasses: _make_client() and _call(client, request) -> text
@@ -163,13 +183,51 @@ class _ProviderSummarizer:
         return self._client
 
     def summarize(self, request: SummaryRequest) -> str:
+        """One summary; a failure counts toward the circuit breaker, a success resets it."""
+        if self.max_failures and self.failures >= self.max_failures:
+            self.attempts = 0
+            raise SummarizerError(f"{self.name} summarizer ({self.model}): not called after "
+                                  f"{self.failures} consecutive failures", kind=CIRCUIT_OPEN)
+        try:
+            text = self._summarize(request)
+        except SummarizerError as err:
+            self.failures += 1
+            if self.max_failures and self.failures == self.max_failures and self.warn is not None:
+                self.warn(f"the {self.name} summarizer failed {self.failures} times in a row ({err.kind}); "
+                          "it is not called again in this run: the fallback summarizes the rest")
+            raise
+        self.failures = 0
+        return text
+
+    def _bounded(self, request: SummaryRequest) -> str:
+        """``_call`` with a deadline on the whole attempt: run in a daemon thread, abandoned
+        (with its client and connection) when ``timeout`` passes."""
         client = self.client
+        box: dict = {}
+
+        def attempt() -> None:
+            try:
+                box["text"] = self._call(client, request)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=attempt, name=f"hermesctx-{self.name}-summarizer", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if thread.is_alive():
+            self._client = None  # the next attempt gets a new connection
+            raise RequestTimeout(f"no complete answer within {self.timeout:g}s")
+        if "error" in box:
+            raise box["error"]
+        return box["text"]
+
+    def _summarize(self, request: SummaryRequest) -> str:
         attempt = 0
         while True:
             attempt += 1
             self.attempts = attempt
             try:
-                text = self._call(client, request)
+                text = self._bounded(request)
             except SummarizerError:
                 raise
             except Exception as exc:  # every SDK error ends up classified

@@ -31,13 +31,13 @@ ENVIRONMENT = [
     ("ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL", "Credentials and endpoint of the anthropic summarizer."),
     ("OPENAI_API_KEY, OPENAI_BASE_URL", "Credentials and endpoint of the openai summarizer (any compatible server)."),
     ("TIKTOKEN_CACHE_DIR", "Where tiktoken encodings are cached; hermesctx works offline without it."),
-    ("TMPDIR", "Parent of the default spill directory (hermes-results)."),
+    ("TMPDIR", "Parent of the default spill directory (hermes-results-UID)."),
     ("NO_COLOR", "Disable colour on stderr."),
 ]
 FILES = [
     ("./hermesctx.yaml", "Project config file, used when no --config is given."),
     ("$XDG_CONFIG_HOME/hermesctx/config.yaml", "User config file (default ~/.config/hermesctx/config.yaml)."),
-    ("$TMPDIR/hermes-results/", "Default directory of spilled tool results (spill --dir)."),
+    ("$TMPDIR/hermes-results-UID/", "Default directory of spilled tool results, private to the user, mode 0700 (spill --dir)."),
 ]
 
 

@@ -29,7 +29,8 @@ from hermesctx.summarizers import NAMES
               help="Summarizer endpoint, e.g. any OpenAI-compatible server (env OPENAI_BASE_URL).")
 @click.option("--api-key", default=None, help="Summarizer API key (env ANTHROPIC_API_KEY / OPENAI_API_KEY).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per summarizer request (config auxiliary.compression.timeout).")
+              help="Deadline in seconds for each whole summarizer request, not per read "
+                   "(config auxiliary.compression.timeout).")
 @click.option("--focus", default=None, help="Topic that gets 60-70% of the summary budget.")
 @click.option("--protect-first-n", type=click.IntRange(min=0), default=None,
               help="Messages after the system prompt always kept (default 3).")
@@ -141,4 +142,5 @@ def _summarizer(name, settings, env, model, base_url, api_key, timeout):
                            base_url=base_url or settings["auxiliary.compression.base_url"],
                            api_key=api_key or settings["auxiliary.compression.api_key"],
                            timeout=timeout or settings["auxiliary.compression.timeout"],
-                           retries=settings["summarizer.retries"], env=env.environ)
+                           retries=settings["summarizer.retries"], env=env.environ,
+                           max_failures=settings["summarizer.max_failures"], warn=env.warn)

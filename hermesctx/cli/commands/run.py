@@ -180,7 +180,7 @@ def _parallel(env, path, jsonl, entries, config_path, jobs, pretty, fmt):
         yield from lines
 
     factory_args = (entries, config_path, dict(env.environ), pretty, fmt["source"], fmt["target"])
-    results = ordered_map(_worker_factory, factory_args, items(), jobs=jobs)
+    results = ordered_map(_worker_factory, factory_args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
     for index, (line_no, raw_out, reports, lost) in enumerate(results):
         for line in lost:
             env.warn(f"line {line_no}: {line}")

@@ -20,13 +20,16 @@ from hermesctx.stages import spill as stage
 @click.command(epilog=EXIT_STATUS_HELP)
 @input_options
 @click.option("--dir", "directory", type=click.Path(file_okay=False), default=None,
-              help="Where spilled results go (config spill.dir; default $TMPDIR/hermes-results).")
+              help="Where spilled results go (config spill.dir; default $TMPDIR/hermes-results-UID, "
+                   "private: created mode 0700, refused if another user owns it).")
 @click.option("--threshold", "thresholds", multiple=True, metavar="[TOOL=]CHARS",
               help="Per-result threshold, for every tool or one tool (repeatable; read_file is never "
                    "spilled by size alone).")
 @click.option("--turn-budget", type=click.IntRange(min=1), default=None,
               help="Characters all results of one turn may take (default 200,000, scaled to the model).")
-@click.option("--restore", is_flag=True, help="Reverse: put spilled results back from their files.")
+@click.option("--restore", is_flag=True,
+              help="Reverse: put spilled results back from their files (only a file whose sha256 "
+                   "DIR/.index recorded for that block).")
 @click.option("--dry-run", is_flag=True, help="Report what would be spilled; write no file, output the input.")
 @transcript_options
 @model_options
@@ -54,7 +57,8 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
 
 def make(params: dict, env):
     settings = settings_from(params, env.environ)
-    directory = params.get("directory") or settings["spill.dir"] or stage.default_dir(env.environ)
+    named = params.get("directory") or settings["spill.dir"]
+    directory = named or stage.default_dir(env.environ)
     default, overrides = _thresholds(params.get("thresholds") or (), settings)
     if "read_file" in overrides:
         env.warn("a read_file threshold is ignored: read_file is never spilled by its size alone "
@@ -62,7 +66,7 @@ def make(params: dict, env):
     if params.get("restore"):
         return lambda doc: stage.restore(doc, directory=directory)
     dry_run, turn_budget = params.get("dry_run"), params.get("turn_budget")
-    writer = stage.Writer(directory, dry_run=dry_run)
+    writer = stage.Writer(directory, dry_run=dry_run, private=not named)
     scaled = any(settings.source(key) != "default" for key in ("model.default", "model.context_length"))
 
     def run(doc):

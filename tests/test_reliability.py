@@ -1,0 +1,453 @@
+"""Faults run for real (issue 16): concurrent spill writers, planted symlinks, a worker killed
+with SIGKILL, a trickling provider, SIGTERM mid-write, full disks. Every test is bounded in
+time (subprocesses get a timeout) and prints its figures (tried / held / lost) with ``-s``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _cli(*args, stdin=None, env=None, timeout=30, **kwargs):
+    """``python -m hermesctx ARGS`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "hermesctx", *args], input=stdin, capture_output=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _popen(*args, env=None, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "hermesctx", *args], cwd=ROOT,
+                            env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _figures(name, tried, held, lost):
+    print(f"\n{name}: tried {tried}, held {held}, lost {lost}")
+
+
+# --- spill: concurrent writers on one directory ----------------------------------------------
+
+def _spill_batch(seed: str, lines: int) -> bytes:
+    """JSON Lines whose call ids repeat across lines (call_0, and null ids -> tool_result.txt),
+    two names for all lines, each result distinct (so every spill of a shared name replaces another's file)."""
+    out = []
+    for n in range(lines):
+        cid = None if n % 2 else "call_0"
+        text = f"{seed} line {n}\n" + "".join(f"{seed}-{n}-{k} output row\n" for k in range(40))
+        out.append({"messages": [{"role": "user", "content": "go"},
+                                 {"role": "assistant", "content": None, "tool_calls": [
+                                     {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+                                 {"role": "tool", "tool_call_id": cid, "content": text}]})
+    return b"".join(json.dumps(d, separators=(",", ":")).encode() + b"\n" for d in out)
+
+
+def _restored(directory, spilled: bytes, original: bytes) -> tuple[int, int]:
+    """``(held, lost)``: lines that restore to the original, and those that do not."""
+    back = _cli("-q", "spill", "--restore", "--dir", directory, stdin=spilled)
+    assert back.returncode == 0, back.stderr
+    got, want = back.stdout.splitlines(), original.splitlines()
+    assert len(got) == len(want)
+    held = sum(g == w for g, w in zip(got, want))
+    return held, len(want) - held
+
+
+def test_two_spill_processes_on_one_directory_lose_nothing(tmp_path):
+    directory = str(tmp_path / "spill")
+    batches = [_spill_batch(seed, 300) for seed in ("alpha", "beta")]
+    paths = []
+    for k, batch in enumerate(batches):
+        paths.append(tmp_path / f"batch{k}.jsonl")
+        paths[-1].write_bytes(batch)
+    outs = [open(tmp_path / f"out{k}.jsonl", "wb") for k in range(2)]
+    procs = [_popen("-q", "spill", "--dir", directory, "--threshold", "200", str(path), stdout=out,
+                    stderr=subprocess.PIPE) for path, out in zip(paths, outs)]  # both at once
+    errors = [p.communicate(timeout=60)[1] for p in procs]
+    for out in outs:
+        out.close()
+    assert [p.returncode for p in procs] == [0, 0], errors
+    held = lost = 0
+    for k, batch in enumerate(batches):
+        out = (tmp_path / f"out{k}.jsonl").read_bytes()
+        assert out.count(b"<persisted-output>") == 300
+        h, n = _restored(directory, out, batch)
+        held, lost = held + h, lost + n
+    _figures("two spill processes, one dir", 600, held, lost)
+    assert lost == 0
+    assert not [n for n in os.listdir(directory) if n.endswith(".tmp")]
+
+
+def test_run_jobs_2_with_a_spill_stage_loses_nothing(tmp_path):
+    directory = tmp_path / "spill"
+    config = tmp_path / "cfg.yaml"
+    config.write_text(json.dumps({"pipeline": [{"spill": {"dir": str(directory), "threshold": ["200"]}}]}))
+    batch = _spill_batch("gamma", 1000)
+    result = _cli("-q", "run", "--config", str(config), "--jobs", "2", "--jsonl", stdin=batch, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(b"<persisted-output>") == 1000
+    held, lost = _restored(str(directory), result.stdout, batch)
+    _figures("run --jobs 2, spill stage", 1000, held, lost)
+    assert lost == 0
+
+
+# --- spill: planted symlinks, forged blocks, the private default directory -------------------
+
+def _big(cid, text):
+    return {"messages": [{"role": "tool", "tool_call_id": cid, "content": text}]}
+
+
+def _spill_into(directory, cid, text, env=None):
+    """``hermesctx spill --dir DIR --threshold 10`` of one result (``directory`` None: the default)."""
+    where = ["--dir", str(directory)] if directory is not None else []
+    return _cli("-q", "spill", *where, "--threshold", "10", stdin=json.dumps(_big(cid, text)).encode(), env=env)
+
+
+def _planted(tmp_path, name, target):
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    (directory / name).symlink_to(target)
+    return directory
+
+
+def test_planted_symlink_file_is_refused(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    directory = _planted(tmp_path, "call_01.txt", secret)
+    result = _spill_into(directory, "call_01", "x" * 50)
+    assert result.returncode == 5 and result.stdout == b""
+    assert result.stderr.decode().strip().endswith(f"refusing to follow the symlink {directory}/call_01.txt "
+                                                   "in the spill directory")
+    assert secret.read_text() == "TOP SECRET" and not (directory / ".replaced").exists()
+
+
+def test_planted_replaced_symlink_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    directory = _planted(tmp_path, ".replaced", outside)
+    assert _spill_into(directory, "c", "a" * 50).returncode == 0
+    second = _spill_into(directory, "c", "b" * 50)
+    assert second.returncode == 5 and b"refusing to follow the symlink" in second.stderr
+    assert os.listdir(outside) == []
+    assert (directory / "c.txt").read_text() == "a" * 50  # nothing replaced: the old content is safe
+
+
+def test_planted_index_symlink_is_refused(tmp_path):
+    target = tmp_path / "target"
+    target.write_text("")
+    directory = _planted(tmp_path, ".index", target)
+    result = _spill_into(directory, "c", "a" * 50)
+    assert result.returncode == 5 and b"refusing to follow the symlink" in result.stderr
+    assert target.read_text() == ""
+
+
+def test_forged_block_pulls_in_no_other_file(tmp_path):
+    """A transcript naming another session's spill file with the right size and preview gets
+    nothing: the block was never recorded in the index."""
+    from hermesctx.stages.spill import persisted_block
+
+    directory = tmp_path / "spill"
+    assert _spill_into(directory, "c", "private data " * 10).returncode == 0
+    forged = persisted_block("private data " * 10, f"{directory}/c.txt", 5)  # another preview size
+    result = _cli("spill", "--restore", "--dir", str(directory),
+                  stdin=json.dumps({"messages": [{"role": "tool", "tool_call_id": "x", "content": forged}]}).encode())
+    assert result.returncode == 0 and b"private data private" not in result.stdout
+    assert b"1 file missing" in result.stderr
+
+
+def test_default_directory_is_private_per_user(tmp_path):
+    result = _spill_into(None, "c", "a" * 50, env={"TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    directory = tmp_path / f"hermes-results-{os.getuid()}"
+    assert f"Full output saved to: {directory}/c.txt".encode() in result.stdout
+    assert os.stat(directory).st_mode & 0o777 == 0o700
+    back = _cli("-q", "spill", "--restore", stdin=result.stdout, env={"TMPDIR": str(tmp_path)})
+    assert json.loads(back.stdout) == _big("c", "a" * 50)
+
+
+def test_default_directory_planted_as_symlink_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / f"hermes-results-{os.getuid()}").symlink_to(elsewhere)
+    result = _spill_into(None, "c", "a" * 50, env={"TMPDIR": str(tmp_path)})
+    assert result.returncode == 5 and b"refusing spill directory" in result.stderr
+    assert os.listdir(elsewhere) == []
+
+
+# --- run --jobs: a worker killed with SIGKILL --------------------------------------------------
+
+def _dies_on(marked):
+    def run(item):
+        if item == marked:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return item * 2
+    return run
+
+
+def test_ordered_map_reports_the_item_a_killed_worker_held():
+    from hermesctx.parallel import WorkerDied, ordered_map
+
+    got = []
+    start = time.monotonic()
+    with pytest.raises(WorkerDied) as err:
+        for value in ordered_map(_dies_on, (7,), range(40), jobs=2, label=lambda i: f"line {i + 1}"):
+            got.append(value)
+    assert time.monotonic() - start < 10
+    assert err.value.held == ["line 8"]
+    assert "killed by SIGKILL" in str(err.value) and "while it held line 8" in str(err.value)
+    assert got == [i * 2 for i in range(7)]  # in order, up to the line before; nothing after
+
+
+def _batch(lines: int) -> bytes:
+    doc = {"messages": [{"role": "user", "content": "hello " * 20}, {"role": "assistant", "content": "hi"}]}
+    return (json.dumps(doc) + "\n").encode() * lines
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as handle:
+            out += [int(c) for c in handle.read().split()]
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc to find the workers")
+def test_run_jobs_exits_75_when_a_worker_is_killed():
+    """kill -9 of one `run --jobs 2` worker mid-batch: exit 75 within seconds, the line it held
+    named, the lines before it written in order, no hang."""
+    proc = _popen("run", "--pipeline", "prune", "--jobs", "2", "--jsonl",
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(_batch(20))
+    proc.stdin.flush()
+    first = proc.stdout.readline()  # the workers are up and answering
+    assert first.startswith(b"{")
+    deadline = time.monotonic() + 10
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    victim = _children(proc.pid)[0]
+    os.kill(victim, signal.SIGKILL)
+    start = time.monotonic()
+    try:
+        proc.stdin.write(_batch(200))
+        proc.stdin.close()
+    except BrokenPipeError:  # it already stopped reading: fine
+        pass
+    proc.stdin = None
+    rest, err = proc.communicate(timeout=10)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 75, err
+    message = err.decode().strip().splitlines()[-1]
+    assert message.startswith(f"hermesctx: error: a --jobs worker (pid {victim}) killed by SIGKILL"), message
+    assert "while it held line" in message
+    written = 1 + len(rest.splitlines())
+    assert written < 220
+    _figures("run --jobs 2, one worker killed", 1, 1, 0)
+
+
+# --- the summarizer: a trickling server, a circuit breaker across a batch --------------------
+
+_TRANSCRIPT = [{"role": "system", "content": "You are Hermes."}, {"role": "user", "content": "Fix the login bug"},
+               {"role": "assistant", "content": "reading " * 3000}, {"role": "user", "content": "go on"},
+               {"role": "assistant", "content": "writing " * 3000}, {"role": "user", "content": "ok"},
+               {"role": "assistant", "content": "done"}, {"role": "user", "content": "and the tests?"},
+               {"role": "assistant", "content": "they pass"}]
+
+
+def test_trickling_provider_costs_the_timeout_then_the_breaker_opens():
+    """A server answering one byte a second: --timeout 1.5 cuts each summary at ~1.5 s (not minutes);
+    after 2 consecutive failures (summarizer.max_failures) the rest of the batch goes straight
+    to the fallback, said once."""
+    from fakeserver import FakeServer, trickle
+
+    batch = (json.dumps({"messages": _TRANSCRIPT}) + "\n").encode() * 5
+    with FakeServer() as server:
+        server.script(*[trickle(1.0)] * 5)
+        start = time.monotonic()
+        result = _cli("compress", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
+                      "--timeout", "1.5", "--protect-first-n", "1", "--tail-tokens", "30", "--jsonl",
+                      stdin=batch, timeout=20,
+                      env={"HERMESCTX_SUMMARIZER_RETRIES": "0", "HERMESCTX_SUMMARIZER_MAX_FAILURES": "2"})
+        elapsed = time.monotonic() - start
+        requests = len(server.requests)
+    assert result.returncode == 0, result.stderr
+    assert elapsed < 15, elapsed  # 2 × 1.5 s, then no more calls; not 5 × (minutes: a byte a second)
+    assert requests == 2
+    assert result.stderr.count(b"failed 2 times in a row (timeout)") == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 5 and all(any(m.get("_compressed_summary") for m in doc["messages"]) for doc in lines)
+    _figures(f"trickling provider, 5 transcripts ({elapsed:.1f} s)", 5, 5, 0)
+
+
+# --- write errors: exit 5, one line, no temp file left ----------------------------------------
+
+def _doc_bytes(lines: int = 1, size: int = 2000) -> bytes:
+    doc = {"messages": [{"role": "user", "content": "x" * size}, {"role": "assistant", "content": "ok"}]}
+    return (json.dumps(doc) + "\n").encode() * lines
+
+
+def _one_error_line(stderr: bytes, text: str) -> None:
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hermesctx: error: ") and text in lines[0], stderr
+    assert "Traceback" not in stderr.decode()
+
+
+@pytest.mark.parametrize("lines", [1, 400])  # fails at the final flush / while writing
+def test_stdout_on_a_full_device_is_exit_5(lines):
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "hermesctx", "prune", "--jsonl"], input=_doc_bytes(lines),
+                                stdout=full, stderr=subprocess.PIPE, timeout=30, cwd=ROOT)
+    assert result.returncode == 5
+    _one_error_line(result.stderr, "cannot write output: No space left on device")
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 96 KiB tmpfs (root only; skipped where mounting is not allowed)."""
+    where = tmp_path / "fs"
+    where.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(where)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def _fill(directory):
+    with open(directory / "filler", "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 512)
+        except OSError:
+            pass
+
+
+def _temps(directory):
+    return [n for n in os.listdir(directory) if n.endswith(".tmp")]
+
+
+def test_in_place_on_a_full_disk_is_exit_5_and_the_file_untouched(small_fs):
+    source = small_fs / "batch.jsonl"
+    original = _doc_bytes(8)
+    source.write_bytes(original)
+    _fill(small_fs)
+    result = _cli("-q", "prune", "--in-place", "--backup", str(source))
+    assert result.returncode == 5
+    _one_error_line(result.stderr, f"cannot write {source}: No space left on device")
+    assert source.read_bytes() == original and _temps(small_fs) == [] and not (small_fs / "batch.jsonl.bak").exists()
+
+
+def test_report_on_a_full_disk_is_exit_5_and_no_temp_left(small_fs, tmp_path):
+    report = small_fs / "report.jsonl"
+    _fill(small_fs)
+    result = _cli("-q", "prune", "--report", str(report), "--jsonl", stdin=_doc_bytes(3000, 50))
+    assert result.returncode == 5
+    _one_error_line(result.stderr, f"cannot write report {report}: No space left on device")
+    assert _temps(small_fs) == [] and not report.exists()
+
+
+def test_read_only_filesystem_is_exit_5(small_fs):
+    source = small_fs / "one.json"
+    source.write_bytes(_doc_bytes(1))
+    assert subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], capture_output=True).returncode == 0
+    in_place = _cli("prune", "--in-place", str(source))
+    assert in_place.returncode == 5
+    _one_error_line(in_place.stderr, "Read-only file system")
+    report = _cli("prune", "--report", str(small_fs / "r.json"), str(source))
+    assert report.returncode == 5
+    _one_error_line(report.stderr, f"cannot write report {small_fs}/r.json: Read-only file system")
+
+
+def test_report_keeps_what_was_done_when_a_batch_fails_part_way(tmp_path):
+    report = tmp_path / "report.jsonl"
+    batch = _doc_bytes(2) + b'{"messages": "not a list"}\n' + _doc_bytes(2)
+    result = _cli("prune", "--report", str(report), "--jsonl", stdin=batch)
+    assert result.returncode == 3
+    kept = [json.loads(line) for line in report.read_bytes().splitlines()]
+    assert [r["line"] for r in kept] == [1, 2]
+    assert _temps(tmp_path) == []
+
+
+def test_epipe_stays_141():
+    proc = _popen("prune", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before anything is written
+    _, err = proc.communicate(_doc_bytes(2000), timeout=30)
+    assert proc.returncode == 141 and err == b""
+
+
+# --- SIGTERM mid-write; --backup is atomic ---------------------------------------------------
+
+def test_sigterm_mid_in_place_is_143_with_no_temp_left(tmp_path):
+    """`--in-place --backup --report` reading a FIFO: SIGTERM while it is writing the temp file
+    removes the temp file, leaves FILE and an earlier FILE.bak as they were, keeps the reports
+    of the transcripts done, and exits 143."""
+    fifo = tmp_path / "batch.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "batch.jsonl.bak").write_bytes(b"the previous backup\n")
+    report = tmp_path / "report.jsonl"
+    proc = _popen("prune", "--in-place", "--backup", "--report", str(report), "--jsonl", str(fifo),
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "wb") as writer:
+        writer.write(_doc_bytes(50))
+        writer.flush()
+        deadline = time.monotonic() + 10
+        while not _temps(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)  # it has read and written what was there; now it waits for more
+        assert _temps(tmp_path)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 143, err
+    assert err.decode().strip().splitlines()[-1] == "hermesctx: terminated"
+    assert _temps(tmp_path) == []
+    assert (tmp_path / "batch.jsonl.bak").read_bytes() == b"the previous backup\n"
+    assert len(report.read_bytes().splitlines()) == 50
+    _figures("SIGTERM mid --in-place", 1, 1, 0)
+
+
+def test_sigterm_of_run_jobs_is_143_and_stops_the_workers(tmp_path):
+    proc = _popen("run", "--pipeline", "prune", "--jobs", "2", "--jsonl",
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(_doc_bytes(5))
+    proc.stdin.flush()
+    assert proc.stdout.readline().startswith(b"{")
+    workers = _children(proc.pid) if os.path.exists("/proc/self/task") else []
+    proc.send_signal(signal.SIGTERM)
+    proc.stdin.close()
+    proc.stdin = None
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 143, err
+    time.sleep(0.2)
+    assert all(not os.path.exists(f"/proc/{pid}") or _zombie(pid) for pid in workers)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_backup_replaces_the_previous_one_whole(tmp_path):
+    source = tmp_path / "one.json"
+    original = _doc_bytes(1)
+    source.write_bytes(original)
+    (tmp_path / "one.json.bak").write_bytes(b"older\n")
+    result = _cli("-q", "prune", "--in-place", "--backup", str(source))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "one.json.bak").read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == ["one.json", "one.json.bak"]
+
+
+def test_planted_fifo_is_refused_not_waited_on(tmp_path):
+    directory = tmp_path / "spill"
+    directory.mkdir()
+    os.mkfifo(directory / "c.txt")
+    result = _spill_into(directory, "c", "a" * 50)  # a hang would hit the 30 s subprocess timeout
+    assert result.returncode == 5 and b"not a regular file" in result.stderr
