@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize compress cache-mark normalize-usage spill trajectory convert run config"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run config"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -34,6 +34,13 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --stub --check --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --help";;
+    "validate")
+        case "$prev" in
+            --target) COMPREPLY=($(compgen -W "openai anthropic" -- "$cur")); return;;
+            --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
+        esac
+        words="--jsonl --no-jsonl --target --strict --format --reference --from --include-sidechains --all-segments --help";;
     "compress")
         case "$prev" in
             --summarizer) COMPREPLY=($(compgen -W "extractive anthropic openai" -- "$cur")); return;;
@@ -41,7 +48,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
