@@ -98,9 +98,20 @@ def role_problem(msg: dict) -> str | None:
     role = msg.get("role")
     if role.__class__ is str and role:
         return None
-    if role is None or role == "":
-        return "message without a role" if "role" not in msg or role is None else "message with an empty role"
+    if role is None:
+        return "message without a role"
+    if role == "":
+        return "message with an empty role"
     return f"role must be a string, got {type_name(role)}"
+
+
+def has_role(msg: dict) -> bool | None:
+    """True for a string role, False for a message without one (missing, null, empty), None
+    for a role that is not a string."""
+    role = msg.get("role")
+    if role.__class__ is str:
+        return bool(role)
+    return False if role is None else None
 
 
 def check_messages(messages: list, *, require_tool_ids: bool = False,
@@ -119,8 +130,7 @@ def check_messages(messages: list, *, require_tool_ids: bool = False,
                              where=f"messages[{i}]")
         role = msg.get("role")
         if strict and (role.__class__ is not str or not role):
-            raise InputError(role_problem(msg) or "bad role", where=f"messages[{i}]",
-                             hint=_LENIENT_HINT)
+            raise InputError(str(role_problem(msg)), where=f"messages[{i}]", hint=_LENIENT_HINT)
         if require_tool_ids and role == "tool" and not msg.get("tool_call_id"):
             raise InputError("tool message without tool_call_id", where=f"messages[{i}]",
                              hint="`hermesctx sanitize` repairs orphaned tool messages")

@@ -23,7 +23,14 @@ from typing import Any, BinaryIO
 
 from hermesctx import io
 from hermesctx.errors import InputError, UsageError
-from hermesctx.messages import anthropic_body, check_messages, is_lenient, role_problem, type_name
+from hermesctx.messages import (
+    anthropic_body,
+    check_messages,
+    has_role,
+    is_lenient,
+    role_problem,
+    type_name,
+)
 from hermesctx.messages import detect_format as _chat_format
 
 OPENAI = "openai"
@@ -253,13 +260,13 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
     kept: list | None = None
     for i, msg in enumerate(messages):
         if isinstance(msg, dict):
-            problem = role_problem(msg)
-            if problem is None:
+            role = has_role(msg)
+            if role:
                 if kept is not None:
                     kept.append(msg)
                 continue
-            if not problem.startswith("message "):  # a number, list, object as role
-                raise InputError(f"{problem}: it cannot be written as {target}",
+            if role is None:  # a number, an array, an object
+                raise InputError(f"{role_problem(msg)}: it cannot be written as {target}",
                                  where=f"messages[{i}]")
             what = "messages without a role"
         else:
