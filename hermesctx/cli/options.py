@@ -129,6 +129,7 @@ def tail_budget(settings: Settings, doc: Any = None) -> int:
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
 TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
+
 def _set_lenient(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     from hermesctx.messages import set_lenient
 
