@@ -137,12 +137,30 @@ def find_config(explicit: str | None, env: Mapping[str, str], cwd: str | None = 
     return user if os.path.isfile(user) else None
 
 
+def _safe_load(path: str) -> Any:
+    """``yaml.safe_load`` of a config file; what PyYAML cannot read (bad UTF-8, nesting too deep,
+    an integer beyond Python's digit limit) is a one-line usage error, not an internal one."""
+    import yaml
+
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config {path}: not valid UTF-8 (byte {exc.start})") from None
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise UsageError(f"config {path}: nesting too deep") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise UsageError(f"config {path}: a value YAML cannot read ({str(exc).split(':')[0]})") from None
+
+
 def read_config_file(path: str) -> dict:
     import yaml
 
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+        data = _safe_load(path)
     except OSError as exc:
         raise FileIOError(f"cannot read config {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:

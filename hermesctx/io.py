@@ -19,7 +19,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -247,6 +247,40 @@ def read_documents(stream: BinaryIO, *, jsonl: bool | None = None,
             raise err.located(f"line {line_no}") from None
         yield Document(value, index, line_no, raw if keep_raw else None)
         index += 1
+
+
+def read_entries(stream: BinaryIO, warn: Callable[[str], None]) -> Iterator[tuple[Any, str]]:
+    """``(value, where)`` for the entries of a JSON Lines dataset read as Hermes reads one
+    (``trajectory``): a line that is not JSON is skipped with a warning. The same detection as
+    :func:`read_documents` first: when the first non-blank line is no whole JSON value the input
+    is one (pretty-printed) document, its entries the items of an array (``record N``) or the
+    document itself; it must then be JSON (else :class:`InputError`). Empty input: no entries."""
+    try:
+        head, first = first_line(stream)
+    except InputError:
+        return
+    try:
+        value = loads(first)
+    except InputError:
+        value = _whole(first + stream.read()).data
+        if isinstance(value, list):
+            for k, item in enumerate(value, 1):
+                yield item, f"record {k}"
+        else:
+            yield value, "document"
+        return
+    number = len(head)
+    yield value, f"line {number}"
+    for raw in stream:
+        number += 1
+        if raw.isspace():
+            continue
+        try:
+            value = loads(raw)
+        except InputError as err:
+            warn(f"line {number}: {err}; skipped")
+            continue
+        yield value, f"line {number}"
 
 
 def _whole(raw: bytes, keep_raw: bool = False) -> Document:

@@ -15,7 +15,9 @@ Nothing here mutates its arguments.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from hermesctx.errors import InputError
@@ -27,7 +29,7 @@ IMAGE_PART_TYPES = frozenset({"image", "image_url", "input_image"})
 _ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     if value is None:
         return "null"
     return {bool: "a boolean", int: "a number", float: "a number", str: "a string",
@@ -47,10 +49,10 @@ def messages_of(doc: Any) -> list:
             )
         messages = doc["messages"]
         if not isinstance(messages, list):
-            raise InputError(f"messages: expected an array, got {_type_name(messages)}")
+            raise InputError(f"messages: expected an array, got {type_name(messages)}")
         return messages
     raise InputError(
-        f"expected a JSON array of messages or a request object, got {_type_name(doc)}"
+        f"expected a JSON array of messages or a request object, got {type_name(doc)}"
     )
 
 
@@ -63,20 +65,85 @@ def with_messages(doc: Any, messages: list) -> Any:
     return out
 
 
-def check_messages(messages: list, *, require_tool_ids: bool = False) -> None:
-    """Reject what no stage can work on: a message that is not an object.
+# --- strict input (D14) ---------------------------------------------------------------------
+
+_LENIENT: ContextVar[bool] = ContextVar("hermesctx_lenient", default=False)
+
+
+def is_lenient() -> bool:
+    """Whether input is read as Hermes reads it (``--lenient``) rather than strictly (default)."""
+    return _LENIENT.get()
+
+
+@contextmanager
+def lenient_input(on: bool = True) -> Iterator[None]:
+    """Within the block, :func:`check_messages`, format detection and usage counts accept what
+    Hermes accepts (the library equivalent of ``--lenient``)."""
+    token = _LENIENT.set(on)
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
+
+
+def set_lenient(on: bool) -> Callable[[], None]:
+    """Switch lenient input on or off until the returned function is called (the CLI flag)."""
+    token = _LENIENT.set(on)
+    return lambda: _LENIENT.reset(token)
+
+
+def role_problem(msg: dict) -> str | None:
+    """Why a message object's ``role`` is one no provider API accepts, or None: missing, null
+    or empty (``message without a role``), or not a string."""
+    role = msg.get("role")
+    if role.__class__ is str and role:
+        return None
+    if role is None:
+        return "message without a role"
+    if role == "":
+        return "message with an empty role"
+    return f"role must be a string, got {type_name(role)}"
+
+
+def has_role(msg: dict) -> bool | None:
+    """True for a string role, False for a message without one (missing, null, empty), None
+    for a role that is not a string."""
+    role = msg.get("role")
+    if role.__class__ is str:
+        return bool(role)
+    return False if role is None else None
+
+
+def check_messages(messages: list, *, require_tool_ids: bool = False,
+                   lenient: bool | None = None) -> None:
+    """Reject what no stage can work on: a message that is not an object (Hermes crashes on
+    it). Strict input (the default, D14) also rejects a message without a string ``role``;
+    ``lenient`` (default: :func:`is_lenient`) lets it through as Hermes does.
 
     With ``require_tool_ids`` a ``tool`` message must also carry a ``tool_call_id`` (commands
     that repair pairs accept it and treat it as Hermes does).
     """
+    strict = not (is_lenient() if lenient is None else lenient)
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise InputError(f"expected a message object, got {_type_name(msg)}",
+        if msg.__class__ is not dict and not isinstance(msg, dict):
+            raise InputError(f"expected a message object, got {type_name(msg)}",
                              where=f"messages[{i}]")
         role = msg.get("role")
+        if strict and (role.__class__ is not str or not role):
+            raise InputError(str(role_problem(msg)), where=f"messages[{i}]", hint=_LENIENT_HINT)
         if require_tool_ids and role == "tool" and not msg.get("tool_call_id"):
             raise InputError("tool message without tool_call_id", where=f"messages[{i}]",
                              hint="`hermesctx sanitize` repairs orphaned tool messages")
+
+
+_LENIENT_HINT = "no provider API accepts it (--lenient reads it as Hermes does)"
+
+
+def check_strict(messages: list) -> None:
+    """:func:`check_messages` when input is strict; nothing under ``--lenient`` (for commands
+    that, like Hermes, measure any list: ``estimate``)."""
+    if not is_lenient():
+        check_messages(messages, lenient=False)
 
 
 # request keys only the Messages API has (``thinking``/``top_k`` are left out: OpenAI-compatible

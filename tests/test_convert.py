@@ -671,6 +671,11 @@ def test_a_chat_list_with_a_stray_message_type_stays_a_chat_list():
 
 @pytest.mark.parametrize("target", ["sharegpt", "anthropic"])
 def test_a_role_that_is_not_a_string_cannot_be_converted(target):
-    r = invoke(["convert", "--to", target], json.dumps([{"role": ["x"], "content": "hi"}]).encode())
+    doc = json.dumps([{"role": ["x"], "content": "hi"}]).encode()
+    r = invoke(["convert", "--to", target], doc)
     assert r.status == 3 and r.stdout == b""
-    assert r.stderr.strip().endswith(f"messages[0]: a role that is not a string cannot be written as {target}")
+    assert r.stderr.strip().endswith("messages[0]: role must be a string, got an array; no provider "
+                                     "API accepts it (--lenient reads it as Hermes does)")
+    r = invoke(["convert", "--lenient", "--to", target], doc)
+    assert r.status == 3 and r.stdout == b""
+    assert r.stderr.strip().endswith(f"messages[0]: role must be a string, got an array: it cannot be written as {target}")

@@ -200,6 +200,8 @@ def test_rough_measures_whatever_hermes_measures():
     odd = [{"role": "assistant", "content": None}, {"role": "user", "content": 12345},
            {"role": "user", "content": True}, "just a string", 42, None]
     r = invoke(["estimate", "--method", "rough", "--per-message", "--context-length", "1000"], odd)
+    assert r.status == 3 and r.stderr.endswith("messages[3]: expected a message object, got a string\n")  # D14
+    r = invoke(["estimate", "--lenient", "--method", "rough", "--per-message", "--context-length", "1000"], odd)
     assert r.status == 0
     assert r.json["tokens"]["total"] == r.json["tokens"]["messages"] == 31
     assert [row["tokens"] for row in r.json["per_message"]] == [10, 9, 9, 4, 1, 1]
@@ -207,10 +209,10 @@ def test_rough_measures_whatever_hermes_measures():
     assert r.json["by_role"] == {"assistant": 10, "user": 17, "(not an object)": 5}
     assert r.stderr == ("hermesctx: warning: messages[3], messages[4], messages[5]: not a message "
                         "object; counted by its printed form, as Hermes does\n")
-    r = invoke(["estimate", "--method", "rough"],
+    r = invoke(["estimate", "--lenient", "--method", "rough"],
                [{"role": "tool", "content": "x"}, {"role": 5, "content": "y"}])
     assert r.status == 0 and r.json["tokens"]["total"] == (32 + 27 + 3) // 4
-    assert invoke(["estimate", "--context-length", "1000"], odd).status == 0  # exact method too
+    assert invoke(["estimate", "--lenient", "--context-length", "1000"], odd).status == 0  # exact method too
 
 
 def test_unhashable_part_type_is_not_an_internal_error():

@@ -129,6 +129,28 @@ def tail_budget(settings: Settings, doc: Any = None) -> int:
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
 TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
+
+def _set_lenient(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    from hermesctx.messages import set_lenient
+
+    reset = set_lenient(bool(value))
+
+    def restore() -> None:
+        try:
+            reset()
+        except ValueError:  # closed from another context: nothing to restore there
+            pass
+
+    ctx.call_on_close(restore)
+
+
+# D14: strict input by default; the flag reaches the core through hermesctx.messages (a context
+# variable read by check_messages, detection and usage counting), so no command passes it on
+lenient_option = click.option(
+    "--lenient", is_flag=True, expose_value=False, callback=_set_lenient,
+    help="Accept what Hermes accepts: messages without a role, role-less arrays, non-numeric "
+         "usage counts (read as Hermes reads them). Default: such input is an error (exit 3).")
+
 format_options = _stack(
     click.option("--from", "source", type=click.Choice(FROM_CHOICES), default="auto",
                  show_default=True,
@@ -138,6 +160,7 @@ format_options = _stack(
                       "Task call that ran it (2.x subagent files are found beside the log)."),
     click.option("--all-segments", is_flag=True,
                  help="Session logs: keep what came before compaction boundaries too."),
+    lenient_option,
 )
 
 target_options = _stack(

@@ -26,7 +26,7 @@ from hermesctx.errors import UsageError
 
 STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
 _IO_PARAMS = {"input", "jsonl", "pretty", "in_place", "backup", "report", "config_path", "check", "against",
-              "source", "include_sidechains", "all_segments", "target"}
+              "source", "include_sidechains", "all_segments", "target", "lenient"}
 
 
 @dataclass

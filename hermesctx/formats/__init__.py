@@ -23,7 +23,14 @@ from typing import Any, BinaryIO
 
 from hermesctx import io
 from hermesctx.errors import InputError, UsageError
-from hermesctx.messages import anthropic_body
+from hermesctx.messages import (
+    anthropic_body,
+    check_messages,
+    has_role,
+    is_lenient,
+    role_problem,
+    type_name,
+)
 from hermesctx.messages import detect_format as _chat_format
 
 OPENAI = "openai"
@@ -83,6 +90,8 @@ def detect_document(doc: Any) -> str:
     of them."""
     from hermesctx.formats import responses, sharegpt
 
+    if not isinstance(doc, (dict, list)):
+        raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
     if sharegpt.is_sharegpt(doc):
         return SHAREGPT
     if isinstance(doc, dict):
@@ -100,7 +109,7 @@ def detect_document(doc: Any) -> str:
             return RESPONSES
         if sharegpt.is_records(doc):
             return SHAREGPT
-        if doc and all(isinstance(item, dict) and "role" not in item for item in doc):
+        if doc and all(isinstance(item, dict) and "role" not in item for item in doc) and not is_lenient():
             raise InputError(f"{describe_value(doc)}: not chat messages", hint=_container_hint(doc))
     return detect_line(doc) or _chat_format(doc)
 
@@ -218,21 +227,91 @@ def from_openai(doc: Any, target: str, lost: dict) -> Any:
     """An OpenAI transcript (a list of messages or a body) in format ``target``."""
     from hermesctx.formats import anthropic, sharegpt
 
+    doc = writable(doc, target, lost)
     if target == OPENAI:
         return doc
     if isinstance(doc, list):
         doc = {"messages": doc}
-    messages = doc.get("messages")
-    for i, msg in enumerate(messages if isinstance(messages, list) else []):
-        role = msg.get("role") if isinstance(msg, dict) else None
-        if role is not None and not isinstance(role, str):
-            raise InputError(f"a role that is not a string cannot be written as {target}",
-                             where=f"messages[{i}]")
     if target == ANTHROPIC:
         return anthropic.to_anthropic(doc, lost)
     if target == SHAREGPT:
         return sharegpt.from_openai(doc, lost)
     raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
+
+
+def writable(doc: Any, target: str, lost: dict) -> Any:
+    """``doc`` (OpenAI messages or a body) checked before a writer sees it, so no writer meets
+    what it cannot write: strict input (D14) refuses a non-object message or one without a
+    string role, naming where; under ``--lenient`` such items are left out and counted in
+    ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
+    list none of whose items is a message (never a silently empty document). The same object
+    when there is nothing to leave out."""
+    if not isinstance(doc, (dict, list)):
+        raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if not isinstance(messages, list):
+        return doc
+    for i, msg in enumerate(messages):
+        if isinstance(msg, dict) and (msg.get("tool_calls") or msg.get("tool_call_id") is not None):
+            _check_calls(msg, f"messages[{i}]", target)
+    if not is_lenient():
+        check_messages(messages, lenient=False)
+        return doc
+    kept: list | None = None
+    for i, msg in enumerate(messages):
+        if isinstance(msg, dict):
+            role = has_role(msg)
+            if role:
+                if kept is not None:
+                    kept.append(msg)
+                continue
+            if role is None:  # a number, an array, an object
+                raise InputError(f"{role_problem(msg)}: it cannot be written as {target}",
+                                 where=f"messages[{i}]")
+            what = "messages without a role"
+        else:
+            what = "non-message values in messages (numbers, strings, null, arrays)"
+        if kept is None:
+            kept = list(messages[:i])
+        lost[what] = lost.get(what, 0) + 1
+    if kept is None:
+        return doc
+    if not kept:
+        raise InputError(f"no element of messages is a message ({describe_value(messages)})",
+                         hint="expected objects with a string \"role\"")
+    return kept if isinstance(doc, list) else {**doc, "messages": kept}
+
+
+def _check_calls(msg: dict, where: str, target: str) -> None:
+    """The tool calls and result id of an OpenAI message in the shape every writer reads (no
+    API accepts another): ``tool_calls`` an array of objects with a string ``id`` and a
+    ``function`` object whose ``name`` and ``arguments`` are strings; ``tool_call_id`` a string."""
+    def bad(what: str, value: Any, at: str) -> InputError:
+        return InputError(f"{what}, got {describe_value(value) if isinstance(value, (list, dict)) else type_name(value)}"
+                          f": it cannot be written as {target}", where=at)
+
+    call_id = msg.get("tool_call_id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise bad("tool_call_id must be a string", call_id, where)
+    calls = msg.get("tool_calls")
+    if not calls:
+        return
+    if not isinstance(calls, list):
+        raise bad("tool_calls must be an array", calls, f"{where}.tool_calls")
+    for j, call in enumerate(calls):
+        at = f"{where}.tool_calls[{j}]"
+        if not isinstance(call, dict):
+            raise bad("a tool call must be an object", call, at)
+        if call.get("id") is not None and not isinstance(call.get("id"), str):
+            raise bad("a tool call id must be a string", call.get("id"), f"{at}.id")
+        fn = call.get("function")
+        if fn is None:
+            continue
+        if not isinstance(fn, dict):
+            raise bad("function must be an object", fn, f"{at}.function")
+        for key in ("name", "arguments"):
+            if fn.get(key) is not None and not isinstance(fn.get(key), str):
+                raise bad(f"function.{key} must be a string", fn.get(key), f"{at}.function.{key}")
 
 
 def prepare(value: Any, fmt: str = AUTO) -> tuple[Any, dict]:

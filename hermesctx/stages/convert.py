@@ -24,6 +24,8 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
         lost.update(info.get("lost") or {})
     else:
         found = formats.detect_document(doc) if source == formats.AUTO else source
+        if found in formats.PLAIN:  # checked as given, so an error names the input's own index
+            doc = formats.writable(doc, target, lost)
         if found == target and found in formats.TARGETS:
             return doc, _report(found, target, formats.to_openai(doc, found, {}), lost)
         openai = formats.to_openai(doc, found, lost)

@@ -18,7 +18,7 @@ from typing import Any
 from hermesctx import tokens
 from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
 from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
-from hermesctx.messages import ANTHROPIC, detect_format, messages_of, system_text
+from hermesctx.messages import ANTHROPIC, check_strict, detect_format, messages_of, system_text
 from hermesctx.models import resolve_context_length
 
 ROUGH = "rough"
@@ -28,6 +28,7 @@ EXACT = "exact"
 def _request_parts(doc: Any) -> tuple[list, str, Any]:
     """(messages, top-level system text, tools) of a document."""
     messages = messages_of(doc)
+    check_strict(messages)
     system = ""
     tools = None
     if isinstance(doc, dict):

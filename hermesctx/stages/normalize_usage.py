@@ -22,11 +22,48 @@ BUCKETS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_to
            "reasoning_tokens")
 
 
-def _int(value: Any) -> int:
+# The largest count a JSON number holds exactly in every parser (IEEE double): strict input
+# refuses counts beyond it (a 1e308 would otherwise become a 309-digit count).
+MAX_COUNT = 2**53
+
+
+def _hermes_int(value: Any) -> int:
+    """Hermes's reading of a count: ``int(value or 0)``, 0 when that fails (``"abc"``, ``[1]``)."""
     try:
         return int(value or 0)
     except (TypeError, ValueError, OverflowError):
         return 0
+
+
+def _strict_int(value: Any, where: str) -> int:
+    """A count as strict input (D14) takes it: absent or null is 0, a number is truncated to
+    an integer as Hermes does; anything else (a string, a boolean, an array) or a number beyond
+    ±2^53 is bad input naming the key."""
+    if value is None:
+        return 0
+    kind = type(value)
+    if kind is int or kind is float:
+        if -MAX_COUNT <= value <= MAX_COUNT:
+            return int(value)
+        raise InputError(f"{where}: token count out of range ({str(value)[:24]}); counts go up to 2^53",
+                         hint=_USAGE_HINT)
+    from hermesctx.messages import type_name
+
+    shown = f" ({value[:20]!r})" if kind is str else ""
+    raise InputError(f"{where}: expected a number of tokens, got {type_name(value)}{shown}",
+                     hint=_USAGE_HINT)
+
+
+_USAGE_HINT = "--lenient reads counts as Hermes does (int(value), 0 when that fails)"
+
+
+def _counter(lenient: bool | None):
+    """``count(obj, key, path)``: the count under ``key`` of ``obj`` (at ``path`` for errors)."""
+    from hermesctx.messages import is_lenient
+
+    if is_lenient() if lenient is None else lenient:
+        return lambda obj, key, path="": _hermes_int(obj.get(key))
+    return lambda obj, key, path="": _strict_int(obj.get(key), f"{path}.{key}" if path else key)
 
 
 def _sub(obj: dict, key: str) -> dict:
@@ -164,42 +201,47 @@ def detect_provider(usage: dict, envelope: Any = None) -> str:
                      hint="pass --provider anthropic|openai|codex")
 
 
-def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
-    """Canonical buckets plus ``prompt_tokens`` and ``total_tokens`` and the branch used."""
+def normalize_usage(obj: Any, *, provider: str | None = None, lenient: bool | None = None) -> dict:
+    """Canonical buckets plus ``prompt_tokens`` and ``total_tokens`` and the branch used.
+
+    Counts are read strictly (D14: a count that is no number is bad input, see
+    :func:`_strict_int`) unless ``lenient`` (default: ``--lenient``,
+    :func:`hermesctx.messages.is_lenient`), which reads them exactly as Hermes does."""
     usage = usage_of(obj)
+    _int = _counter(lenient)
     branch = provider or detect_provider(usage, obj)
     unclamped = 0
     if branch == ANTHROPIC:
-        input_tokens = _int(usage.get("input_tokens"))
-        output_tokens = _int(usage.get("output_tokens"))
-        cache_read = _int(usage.get("cache_read_input_tokens"))
-        cache_write = _int(usage.get("cache_creation_input_tokens"))
+        input_tokens = _int(usage, "input_tokens")
+        output_tokens = _int(usage, "output_tokens")
+        cache_read = _int(usage, "cache_read_input_tokens")
+        cache_write = _int(usage, "cache_creation_input_tokens")
     elif branch == CODEX:
-        total = _int(usage.get("input_tokens"))
-        output_tokens = _int(usage.get("output_tokens"))
-        details = _sub(usage, "input_tokens_details")
+        total = _int(usage, "input_tokens")
+        output_tokens = _int(usage, "output_tokens")
+        details, where = _sub(usage, "input_tokens_details"), "input_tokens_details"
         # Codex rollouts flatten the details: cached_input_tokens (cache_write_input_tokens)
-        cache_read = _int(details.get("cached_tokens")) or _int(usage.get("cached_input_tokens"))
-        cache_write = (_int(details.get("cache_creation_tokens"))
-                       or _int(usage.get("cache_write_input_tokens")))
+        cache_read = _int(details, "cached_tokens", where) or _int(usage, "cached_input_tokens")
+        cache_write = (_int(details, "cache_creation_tokens", where)
+                       or _int(usage, "cache_write_input_tokens"))
         unclamped = total - cache_read - cache_write
         input_tokens = max(0, unclamped)
     elif branch == OPENAI:
-        total = _int(usage.get("prompt_tokens"))
-        output_tokens = _int(usage.get("completion_tokens"))
-        details = _sub(usage, "prompt_tokens_details")
-        cache_read = (_int(details.get("cached_tokens"))
-                      or _int(usage.get("cache_read_input_tokens"))
-                      or _int(usage.get("prompt_cache_hit_tokens")))
-        cache_write = (_int(details.get("cache_write_tokens"))
-                       or _int(usage.get("cache_creation_input_tokens")))
+        total = _int(usage, "prompt_tokens")
+        output_tokens = _int(usage, "completion_tokens")
+        details, where = _sub(usage, "prompt_tokens_details"), "prompt_tokens_details"
+        cache_read = (_int(details, "cached_tokens", where)
+                      or _int(usage, "cache_read_input_tokens")
+                      or _int(usage, "prompt_cache_hit_tokens"))
+        cache_write = (_int(details, "cache_write_tokens", where)
+                       or _int(usage, "cache_creation_input_tokens"))
         unclamped = total - cache_read - cache_write
         input_tokens = max(0, unclamped)
     else:
         raise InputError(f"unknown provider {branch!r} (choose from {', '.join(PROVIDERS)})")
-    reasoning = (_int(_sub(usage, "output_tokens_details").get("reasoning_tokens"))
-                 or _int(_sub(usage, "completion_tokens_details").get("reasoning_tokens"))
-                 or (_int(usage.get("reasoning_output_tokens")) if branch == CODEX else 0))
+    reasoning = (_int(_sub(usage, "output_tokens_details"), "reasoning_tokens", "output_tokens_details")
+                 or _int(_sub(usage, "completion_tokens_details"), "reasoning_tokens", "completion_tokens_details")
+                 or (_int(usage, "reasoning_output_tokens") if branch == CODEX else 0))
     prompt = input_tokens + cache_read + cache_write
     out = {
         "provider": branch,
@@ -214,8 +256,8 @@ def normalize_usage(obj: Any, *, provider: str | None = None) -> dict:
     }
     split = _sub(usage, "cache_creation")
     if branch == ANTHROPIC and split:
-        out["cache_write_5m_tokens"] = _int(split.get("ephemeral_5m_input_tokens"))
-        out["cache_write_1h_tokens"] = _int(split.get("ephemeral_1h_input_tokens"))
+        out["cache_write_5m_tokens"] = _int(split, "ephemeral_5m_input_tokens", "cache_creation")
+        out["cache_write_1h_tokens"] = _int(split, "ephemeral_1h_input_tokens", "cache_creation")
     warnings = []
     negative = [k for k in BUCKETS if out[k] < 0]
     if negative:

@@ -170,7 +170,7 @@ def test_cli_compress_matches_hermes():
         for case, expected in zip(cases, theirs):
             server.script(ok(case["stub"]))
             sent = len(server.requests)
-            r = invoke(["compress", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
+            r = invoke(["compress", "--lenient", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
                         "--model", "claude-sonnet-4-5", "--context-length", str(case["ctx"]),
                         "--budget-rules", "hermes-0.19", "--protect-first-n", str(case["pf"]),
                         "--protect-last-n", str(case["pl"]), "--hermes-note"], case["msgs"])

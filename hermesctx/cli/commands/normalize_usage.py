@@ -3,7 +3,7 @@ from __future__ import annotations
 import click
 
 from hermesctx import io
-from hermesctx.cli.options import input_options, output_options
+from hermesctx.cli.options import input_options, lenient_option, output_options
 from hermesctx.cli.runner import documents, get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
@@ -37,6 +37,7 @@ _ZERO = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_toke
 @click.option("--skip-no-usage", is_flag=True,
               help="Skip inputs that hold no usage (the other events of a recorded stream) instead of "
                    "failing; the count goes to stderr.")
+@lenient_option
 @output_options
 def command(input, jsonl, provider, model, billing_provider, base_url, pricing_path, total, no_cost,
             skip_no_usage, pretty):
@@ -50,7 +51,9 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
     cache write), total_tokens (prompt + output), Anthropic's 5m/1h cache-write split when
     present, and, when a model is known, "cost": Hermes's estimate from its price snapshot
     (amount_usd null and label "n/a" when unpriced, never 0) plus what the same tokens would
-    cost uncached and the saving caching gave. Negative counts are kept and warned about.
+    cost uncached and the saving caching gave. Negative counts are kept and warned about;
+    a fractional count is truncated; a count that is no number ("abc", true, []) or beyond 2^53
+    is an error (exit 3) unless --lenient, which reads it as Hermes does (0).
 
     \b
     Examples:

@@ -8,7 +8,7 @@ import click
 from hermesctx import io
 from hermesctx.cli.options import config_options, settings_from
 from hermesctx.cli.runner import get_env, open_input
-from hermesctx.errors import FileIOError, InputError, UpstreamError, UsageError
+from hermesctx.errors import FileIOError, UpstreamError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.summarizers import NAMES, SummarizerError
 
@@ -64,6 +64,8 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
             base_url, api_key, timeout, max_retries, retry_delay, concurrency, config_path):
     """Compress ShareGPT training trajectories (JSONL of {"conversations": [{"from", "value"}]})
     to a token budget, the way Hermes's TrajectoryCompressor does.
+
+    A pretty-printed JSON file is read as one document: an array of entries, or one entry.
 
     Each trajectory over --target-max-tokens has its middle turns (after the first system,
     human, gpt and tool turns, before the last --protect-last-n) replaced by one human turn
@@ -121,7 +123,7 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
             env.stdout.write(io.dumps(outcome.entry))
             done += 1
             if outcome.error:
-                env.warn(f"line {outcome.tag}: trajectory failed ({outcome.error}); "
+                env.warn(f"{outcome.tag}: trajectory failed ({outcome.error}); "
                          "written unchanged")
             if progress:
                 env.stderr.write(f"\rtrajectory: {done} done, {aggregate.compressed} compressed, "
@@ -143,15 +145,9 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
 
 
 def _entries(env, stream):
-    """``(entry, line number)`` for every non-blank line; invalid JSON is skipped with a warning
-    (as Hermes does)."""
-    for number, raw in enumerate(stream, 1):
-        if not raw.strip():
-            continue
-        try:
-            yield io.loads(raw), number
-        except InputError as err:
-            env.warn(f"line {number}: {err}; skipped")
+    """``(entry, where)`` for every entry: JSON Lines (a line that is not JSON is skipped with a
+    warning, as Hermes does) or one pretty-printed document (:func:`io.read_entries`)."""
+    return io.read_entries(stream, env.warn)
 
 
 def _make_summarizer(name: str, settings, environ):
