@@ -246,15 +246,19 @@ def test_a_dangling_logical_parent_joins_the_segment_before_with_a_warning():
     assert calls_of(msgs) == ["toolu_da"] and answered_right_after(msgs)
 
 
-def test_a_log_of_only_summaries_warns_and_fails_the_check():
-    result = invoke(["convert", str(SUMMARIES)])
+def test_a_log_of_only_summaries_is_refused_and_read_empty_under_lenient():
+    # no API takes an empty message list (D12): bad input, as a rollout without items (D14)
+    for args in (["convert"], ["sanitize", "--check"], ["estimate"], ["prune"]):
+        result = invoke([*args, str(SUMMARIES)])
+        assert result.status == 3 and result.stdout == b"", args
+        assert result.stderr == ("hermesctx: error: the log holds only session titles (summary events) "
+                                 "but no message: nothing to read; --lenient reads it as an empty transcript\n")
+    result = invoke(["convert", "--lenient", str(SUMMARIES)])
     assert result.status == 0 and result.json == {"messages": []}
     assert "warning: the log holds only session titles (summary events) but no message" in result.stderr
-    check = invoke(["sanitize", "--check", str(SUMMARIES)])
+    check = invoke(["sanitize", "--check", "--lenient", str(SUMMARIES)])
     assert check.status == 1
     assert "messages: EMPTY-LOG: the log holds events but no message" in check.stderr
-    estimate = invoke(["estimate", str(SUMMARIES)])
-    assert "no message" in estimate.stderr
 
 
 # --- invariants ----------------------------------------------------------------------------------------

@@ -32,8 +32,8 @@ inserted right after the tool results of the assistant message whose ``Task`` ca
 the output stays a valid request: the 2.x agent file named by the Task result's
 ``toolUseResult.agentId`` (found beside the session file; a missing file is a warning), or the
 1.0.x inline sidechain events (no ``agentId``) grouped by their root entry and matched to the
-Task call by its prompt. A log that holds events but gives no message is a warning
-(``empty_log`` in the info).
+Task call by its prompt. A log that holds events but gives no message is bad input (exit 3),
+as a rollout without response items is; under ``--lenient`` a warning (``empty_log`` in the info).
 
 Memory: the first pass keeps a few bytes per event (the uuid hashes, where the parent is not the
 previous event, the kind and the ``message.id`` hash) and 16 bytes per tool call and result
@@ -47,7 +47,9 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from hermesctx.errors import InputError
 from hermesctx.formats import CLAUDE_CODE, LogReader, anthropic, fix_orphans
+from hermesctx.messages import is_lenient
 
 # events that are not part of the conversation: skipped without a warning
 QUIET_TYPES = frozenset({"file-history-snapshot", "queue-operation", "progress", "custom-title",
@@ -352,6 +354,9 @@ class Reader(LogReader):
         if not self.count and self.events:
             what = ("only session titles (summary events)" if self.titles and not self.skipped
                     else f"{self.events} events")
+            if not is_lenient():  # no API takes an empty message list (D12, D14)
+                raise InputError(f"the log holds {what} but no message: nothing to read",
+                                 hint="--lenient reads it as an empty transcript")
             self.warn(f"the log holds {what} but no message: nothing to convert")
 
     def _fold(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
