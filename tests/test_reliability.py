@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from hermesctx.summary_text import is_summary_content
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -34,11 +36,13 @@ def _figures(name, tried, held, lost):
 # --- spill: concurrent writers on one directory ----------------------------------------------
 
 def _spill_batch(seed: str, lines: int) -> bytes:
-    """JSON Lines whose call ids repeat across lines (call_0, and null ids -> tool_result.txt),
-    two names for all lines, each result distinct (so every spill of a shared name replaces another's file)."""
+    """JSON Lines whose call ids repeat across lines (call_0 and call_1 alternate), two names for
+    all lines, each result distinct (so every spill of a shared name replaces another's file).
+    (Null ids, which Hermes names tool_result.txt, are no request the APIs take (D12): tested
+    in test_spill.py.)"""
     out = []
     for n in range(lines):
-        cid = None if n % 2 else "call_0"
+        cid = "call_1" if n % 2 else "call_0"
         text = f"{seed} line {n}\n" + "".join(f"{seed}-{n}-{k} output row\n" for k in range(40))
         out.append({"messages": [{"role": "user", "content": "go"},
                                  {"role": "assistant", "content": None, "tool_calls": [
@@ -98,7 +102,10 @@ def test_run_jobs_2_with_a_spill_stage_loses_nothing(tmp_path):
 # --- spill: planted symlinks, forged blocks, the private default directory -------------------
 
 def _big(cid, text):
-    return {"messages": [{"role": "tool", "tool_call_id": cid, "content": text}]}
+    return {"messages": [{"role": "user", "content": "go"},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+                         {"role": "tool", "tool_call_id": cid, "content": text}]}
 
 
 def _spill_into(directory, cid, text, env=None):
@@ -154,7 +161,7 @@ def test_forged_block_pulls_in_no_other_file(tmp_path):
     assert _spill_into(directory, "c", "private data " * 10).returncode == 0
     forged = persisted_block("private data " * 10, f"{directory}/c.txt", 5)  # another preview size
     result = _cli("spill", "--restore", "--dir", str(directory),
-                  stdin=json.dumps({"messages": [{"role": "tool", "tool_call_id": "x", "content": forged}]}).encode())
+                  stdin=json.dumps(_big("x", forged)).encode())
     assert result.returncode == 0 and b"private data private" not in result.stdout
     assert b"1 file missing" in result.stderr
 
@@ -207,6 +214,17 @@ def _batch(lines: int) -> bytes:
     return (json.dumps(doc) + "\n").encode() * lines
 
 
+def _first_line(proc, timeout: float = 20) -> bytes:
+    """The first output line, or a failure (never a hang) when none comes in ``timeout`` s."""
+    import select
+
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        proc.kill()
+        raise AssertionError(f"no output line within {timeout} s")
+    return proc.stdout.readline()
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for tid in os.listdir(f"/proc/{pid}/task"):
@@ -223,7 +241,7 @@ def test_run_jobs_exits_75_when_a_worker_is_killed():
                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write(_batch(20))
     proc.stdin.flush()
-    first = proc.stdout.readline()  # the workers are up and answering
+    first = _first_line(proc)  # the workers are up and answering
     assert first.startswith(b"{")
     deadline = time.monotonic() + 10
     while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
@@ -278,7 +296,8 @@ def test_trickling_provider_costs_the_timeout_then_the_breaker_opens():
     assert requests == 2
     assert result.stderr.count(b"failed 2 times in a row (timeout)") == 1
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert len(lines) == 5 and all(any(m.get("_compressed_summary") for m in doc["messages"]) for doc in lines)
+    assert len(lines) == 5 and all(any(is_summary_content(m.get("content")) for m in doc["messages"])
+                                for doc in lines)
     _figures(f"trickling provider, 5 transcripts ({elapsed:.1f} s)", 5, 5, 0)
 
 
@@ -415,7 +434,7 @@ def test_sigterm_of_run_jobs_is_143_and_stops_the_workers(tmp_path):
                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write(_doc_bytes(5))
     proc.stdin.flush()
-    assert proc.stdout.readline().startswith(b"{")
+    assert _first_line(proc).startswith(b"{")
     workers = _children(proc.pid) if os.path.exists("/proc/self/task") else []
     proc.send_signal(signal.SIGTERM)
     proc.stdin.close()

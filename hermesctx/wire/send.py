@@ -78,13 +78,19 @@ def describe(counts: dict) -> list[str]:
 
 def request(doc: Any, fmt: str, counts: dict | None = None) -> Any:
     """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged)."""
-    if fmt == "openai":
-        if isinstance(doc, dict) and "system" in doc:  # an Anthropic body in an OpenAI batch
-            return anthropic_request(doc, counts)
-        return openai_request(doc, counts)
-    if fmt == "anthropic":
-        return anthropic_request(doc, counts)
-    return doc
+    if fmt not in ("openai", "anthropic"):
+        return doc
+    counts = {} if counts is None else counts
+    if fmt == "anthropic" or (isinstance(doc, dict) and "system" in doc):  # (an Anthropic body
+        out = anthropic_request(doc, counts)                              # in an OpenAI batch)
+    else:
+        out = openai_request(doc, counts)
+    if _message_list(doc) and not _message_list(out):  # no API takes an empty message list
+        from hermesctx.errors import InputError
+
+        raise InputError("no message is left that an API accepts",
+                         hint="; ".join(describe(counts)) or None)
+    return out
 
 
 def _rebuilt(doc: Any, messages: Any, out: list, allowed: frozenset, counts: dict,
