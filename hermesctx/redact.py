@@ -114,7 +114,7 @@ _REFERENCE_PARTS = frozenset({"name", "id", "ids", "url", "uri", "endpoint", "pa
 # words holding a credential word that are something else
 _NOT_SECRET_WORDS = frozenset({"tokenizer", "tokenizers", "tokenize", "tokenized", "tokenization", "keyboard",
                                "keystroke", "keystrokes", "keyword", "keywords", "passage", "passenger", "passthrough",
-                               "bypass", "compass", "author", "authority"})
+                               "bypass", "compass", "author", "authority", "from", "ref", "refs"})
 _CURL_USER = re.compile(r"(\b(?:curl|wget|http)\b[^\n]{0,400}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?"
                         r"[^\s:'\"]{1,128}:)([^\s'\"]{1,256})")
 _PASSWORD_FLAG = re.compile(r"((?<![\w-])--(?:[a-z]{1,20}-)?(?:password|passwd|pass)(?:=|[ \t]+))(['\"]?)([^\s'\"]{1,256})\2")
@@ -279,8 +279,8 @@ def _inline(m: re.Match) -> str:
     if not value or _MASKED.fullmatch(value) or not _is_secret_key(key) or benign(value, key) \
             or _ENV_LOOKUP.match(value):
         return m.group(0)
-    if _key_parts(key) in (["password"], ["passwd"], ["pass"], ["secret"], ["token"], ["pwd"]) \
-            and not quote and value.isalpha() and value.islower():
+    parts = _key_parts(key)
+    if len(parts) == 1 and parts[0] in _SECRET_PARTS and not quote and value.isalpha() and value.islower():
         return m.group(0)  # a bare word after a bare name: `password=foo`, `the token: it` in prose
     return f"{key}{sep}{quote}{mask(value)}{quote}{tail}"
 

@@ -271,7 +271,9 @@ def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None =
         parts.append(f'FOCUS TOPIC: "{focus}"\nGive everything related to "{focus}" full detail and spend '
                      "roughly 60-70% of the token budget on it. Summarize unrelated material tersely, in one "
                      "line, or leave it out. Credentials are never kept, focus or not.")
-    return "\n\n".join(parts)
+    # the turns are redacted already (before their cuts); this pass also covers the previous summary
+    # and the focus topic, which Hermes sends as they are (a no-op when nothing is found)
+    return redact("\n\n".join(parts))
 
 
 def clean_response(text: Any) -> str:
