@@ -93,12 +93,14 @@ _PHONE = re.compile(r"(\+[1-9]\d{6,14})(?![A-Za-z0-9])")
 # --- hermesctx's additions ---------------------------------------------------------------------
 # scheme://user:password@ (the password may hold '@': up to the last one before the path)
 _URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s:@/]{1,256}):([^\s/?#]{1,256})@")
+# a URL password cut before its '@' (an argument cut to a length ends `...` or `...[truncated]`)
+_URL_CUT = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:@/]{1,256}:)([^\s@/.]{1,256})(?=\.\.\.|…)")
 # a credential key anywhere in a line: `db_password: x`, `"apiKey": "x"`, `\"password\": \"x\"`, `secret_key=x`
 _SECRET_WORD = re.compile(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
 _INLINE = re.compile(
     r"(?<![\w.\-\\])(?=[\w.\-]{0,63}?(?i:pass|pwd|secret|token|key|credential))([A-Za-z_][\w.\-]{0,63})"
-    r"(\\{0,3}[\"']?[ \t]*[:=][ \t]*)"
-    r"(?:(\\{0,3}\")([^\"\\\n]{1,300})\\{0,3}\"|(')([^'\n]{1,300})'|([^\s\"'`,;&<>]{1,300}))")
+    r"(\\{0,15}[\"']?[ \t]*[:=][ \t]*)"
+    r"(?:(\\{0,15}\")([^\"\\\n]{1,300})\\{0,15}\"|(')([^'\n]{1,300})'|([^\s\"'`,;&<>]{1,300}))")
 _KEY_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SECRET_PARTS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "credential",
                            "credentials", "apikey", "pass"})
@@ -127,6 +129,9 @@ _CONN_PASSWORD = re.compile(r"((?:^|;)[ \t]*(?:Password|Pwd)[ \t]*=[ \t]*)([^;\s
                             re.IGNORECASE | re.MULTILINE)
 _AWS_CONTEXT = re.compile(r"aws|AKIA|ASIA|amazon", re.IGNORECASE)
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# the value after an AWS secret key's name, whole or cut (a cut one no longer has 40 characters)
+_AWS_NAMED = re.compile(r"((?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?[ \t]*[:= \t][ \t]*[\"']?)"
+                        r"([A-Za-z0-9/+=]{8,40})")
 _CUT_KEY = re.compile(r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s\\:,\-]*")
 
 _BENIGN = re.compile(
@@ -354,6 +359,8 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
         text = _more(text)
     if url_credentials and "://" in text:
         text = _URL_USERINFO.sub(_userinfo, text)
+        if "..." in text or "…" in text:
+            text = _URL_CUT.sub(lambda m: m.group(1) + "***", text)
     return text
 
 
@@ -378,6 +385,8 @@ def _more(text: str) -> str:
         text = _CONN_STRING.sub(lambda m: m.group(1) + mask(m.group(2)), text)
         if ";" in text:
             text = _CONN_PASSWORD.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + "***", text)
+    if "ccess" in text or "CCESS" in text:
+        text = _AWS_NAMED.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + mask(m.group(2)), text)
     if len(text) >= 40 and _AWS_CONTEXT.search(text):
         text = _AWS_SECRET.sub(_aws_secret(text), text)
     return text
