@@ -59,17 +59,21 @@ _ENV_ASSIGN = re.compile(rf"([A-Z0-9_]{{0,50}}{_ENV_NAMES}[A-Z0-9_]{{0,50}})\s*=
 _CFG_NAMES = r"(?:api[ _.\-]?key|token|secret|passwd|password|credential|auth)"
 _CFG_VALUE = r"(['\"]?)([^\s&]+?)\2(?=[\s&]|$)"
 _CFG_WORD = re.compile(_CFG_NAMES, re.IGNORECASE)  # every config-key match holds one: a linear pre-check
-# a dotted key (``spring.datasource.password``): the whole run of key characters before ``=``,
-# checked for a dot and a name by :func:`_dotted`
-_CFG_DOTTED = re.compile(rf"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]{{1,128}})={_CFG_VALUE}")
-_CFG_DOTTED_KEY = re.compile(rf"^(?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{_CFG_NAMES}"
-                             rf"|^[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*\.", re.IGNORECASE)
-_CFG_LINE = re.compile(rf"(^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_\-]{{0,64}}{_CFG_NAMES}[A-Za-z0-9_\-]{{0,64}})={_CFG_VALUE}",
+# a dotted key (``spring.datasource.password``): a run of key characters ending at '=' (found by
+# _CFG_KEY_RUN), of which Hermes masks the leftmost suffix that _CFG_DOTTED_KEY matches whole
+_CFG_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{1,128}(?==)")
+_CFG_VALUE_AT = re.compile(r"(['\"]?)([^\s&]+?)\1(?=[\s&]|$)")  # _CFG_VALUE with its own group numbers
+_CFG_DOTTED_KEY = re.compile(rf"(?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*"
+                             rf"|[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*\.[A-Za-z0-9_.\-]+", re.IGNORECASE)
+# a bare key at a line start; the key characters up to '=' are one run (no backtracking), checked
+# for a name by _named (Hermes: `[A-Za-z0-9_\-]*NAME[A-Za-z0-9_\-]*`)
+_CFG_LINE = re.compile(rf"(^[ \t]*(?:export[ \t]+)?(?:[A-Za-z0-9_\-]|(?<=api)[ .](?=key))+)={_CFG_VALUE}",
                        re.IGNORECASE | re.MULTILINE)
 _ENV_LOOKUP = re.compile(r"^(?:os\.(?:getenv|environ)|process\.env|\$ENV\{)")
 _YAML_NAMES = r"(?:api[ _.\-]?key|token|secret|passwd|password|credential)"
-_YAML = re.compile(rf"(^[ \t]*[A-Za-z0-9_.\-]{{0,64}}{_YAML_NAMES}[A-Za-z0-9_.\-]{{0,64}})(:[ \t]*)(?!['\"])([^\s&]+)",
-                   re.IGNORECASE | re.MULTILINE)
+_YAML_WORD = re.compile(_YAML_NAMES, re.IGNORECASE)
+_YAML = re.compile(r"(^[ \t]*(?:[A-Za-z0-9_.\-]|(?<=api)[ ](?=key))+)(:[ \t]*)(?!['\"])([^\s&]+)",
+                   re.IGNORECASE | re.MULTILINE)  # the key is checked by _YAML_WORD
 _JSON_NAMES = (r"(?:api_?[Kk]ey|token|secret|password|access_token|refresh_token|auth_token|bearer|"
                r"secret_value|raw_secret|secret_input|key_material)")
 _JSON_FIELD = re.compile(rf'("{_JSON_NAMES}")\s*:\s*"([^"]+)"', re.IGNORECASE)
@@ -223,16 +227,40 @@ def _keep_lookups(sub, extended: bool):
     return apply
 
 
+def _named(word: re.Pattern, sub):
+    """``sub`` where the key (group 1) holds a credential name, else the match unchanged."""
+    def apply(m: re.Match) -> str:
+        return sub(m) if word.search(m.group(1)) else m.group(0)
+    return apply
+
+
 def _assignment(m: re.Match) -> str:
     return f"{m.group(1)}={m.group(2)}{mask(m.group(3))}{m.group(2)}"
 
 
-def _dotted(extended: bool):
-    keep = _keep_lookups(_assignment, extended)
-
-    def apply(m: re.Match) -> str:
-        return keep(m) if _CFG_DOTTED_KEY.match(m.group(1)) else m.group(0)
-    return apply
+def _dotted(text: str, extended: bool) -> str:
+    """Hermes's dotted config-key rule, left to right, without its backtracking."""
+    out: list[str] = []
+    pos = 0
+    for run in _CFG_KEY_RUN.finditer(text):
+        if run.start() < pos:
+            continue
+        key = run.group(0)
+        if "." not in key or not _CFG_WORD.search(key):
+            continue
+        value = _CFG_VALUE_AT.match(text, run.end() + 1)
+        if value is None:
+            continue
+        start = next((i for i in range(len(key)) if _CFG_DOTTED_KEY.fullmatch(key, i)), None)
+        if start is None:
+            continue
+        secret = value.group(2)
+        if _ENV_LOOKUP.match(secret) or (extended and benign(secret, key[start:])):
+            continue
+        quote = value.group(1)
+        out += [text[pos:run.start() + start], f"{key[start:]}={quote}{mask(secret)}{quote}"]
+        pos = value.end()
+    return "".join(out) + text[pos:] if out else text
 
 
 def _form_body(text: str) -> str:
@@ -329,14 +357,15 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
     if "=" in text:
         text = _ENV_ASSIGN.sub(_keep_lookups(_assignment, extended), text)
         if "://" not in text and _CFG_WORD.search(text):
-            text = _CFG_DOTTED.sub(_dotted(extended), text)
-            text = _CFG_LINE.sub(_keep_lookups(_assignment, extended), text)
+            text = _dotted(text, extended)
+            text = _CFG_LINE.sub(_named(_CFG_WORD, _keep_lookups(_assignment, extended)), text)
     if ":" in text and '"' in text:
         text = _JSON_FIELD.sub(
             lambda m: m.group(0) if _ENV_LOOKUP.match(m.group(2)) or (extended and benign(m.group(2), m.group(1)))
             else f'{m.group(1)}: "{mask(m.group(2))}"', text)
     if ":" in text and "://" not in text:
-        text = _YAML.sub(_keep_lookups(lambda m: f"{m.group(1)}{m.group(2)}{mask(m.group(3))}", extended), text)
+        text = _YAML.sub(_named(_YAML_WORD, _keep_lookups(lambda m: f"{m.group(1)}{m.group(2)}{mask(m.group(3))}",
+                                                          extended)), text)
     if "uthorization" in text or "UTHORIZATION" in text:
         text = _AUTH_HEADER.sub(lambda m: m.group(0) if extended and benign(m.group(3)) else
                                 m.group(1) + (m.group(2) or "") + mask(m.group(3)), text)

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any
 
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
-from hermesctx.redact import redact
+from hermesctx.redact import hermes_only, redact
 from hermesctx.summary_text import (
     IN_PROGRESS_HEADING,
     PENDING_ASKS_HEADING,
@@ -249,6 +249,9 @@ def _template(budget: int, today: str | None) -> str:
 def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None = None,
                  focus: str | None = None, today: str | None = None) -> str:
     today = today if today is not None else date.today().isoformat()
+    if not hermes_only():
+        # the turns are redacted already (before their cuts); Hermes sends these two as they are
+        previous_summary, focus = redact(previous_summary), redact(focus)
     if previous_summary:
         parts = [_PREAMBLE,
                  "An earlier checkpoint summary exists. Fold the new turns into it.",
@@ -271,9 +274,7 @@ def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None =
         parts.append(f'FOCUS TOPIC: "{focus}"\nGive everything related to "{focus}" full detail and spend '
                      "roughly 60-70% of the token budget on it. Summarize unrelated material tersely, in one "
                      "line, or leave it out. Credentials are never kept, focus or not.")
-    # the turns are redacted already (before their cuts); this pass also covers the previous summary
-    # and the focus topic, which Hermes sends as they are (a no-op when nothing is found)
-    return redact("\n\n".join(parts))
+    return "\n\n".join(parts)
 
 
 def clean_response(text: Any) -> str:
