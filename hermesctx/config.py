@@ -219,10 +219,17 @@ def coerce(key: str, value: Any, origin: str) -> Any:
     if bool in kinds and not isinstance(value, bool):
         value = str(value).strip().lower() in ("true", "1", "yes", "on")
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise UsageError(f"{origin}: {key} must be {_kind_words(kinds)}, got {value!r}")
+        raise UsageError(f"{origin}: {key} must be {_kind_words(kinds)}, got {_shown(key, value)}")
     if spec.check is not None and not spec.check(value):
-        raise UsageError(f"{origin}: {key} = {value!r} is out of range; allowed: {spec.allowed}")
+        raise UsageError(f"{origin}: {key} = {_shown(key, value)} is out of range; allowed: {spec.allowed}")
     return value
+
+
+def _shown(key: str, value: Any) -> str:
+    """A value quoted in an error: redacted, and never an API key's."""
+    from hermesctx.redact import redact
+
+    return "a value (not shown)" if key in _SECRET_KEYS else redact(repr(value), force=True)
 
 
 def _from_text(text: str, kinds: tuple) -> Any:

@@ -77,3 +77,27 @@ def test_redaction_off_reaches_a_command(tmp_path):
         result = invoke(["spill", "--config", str(cfg), "--dir", str(tmp_path / "spill")], json.dumps(doc))
         assert result.status == 0, result.stderr
         assert (secret in result.stdout.decode()) is present
+
+
+def test_config_errors_never_quote_a_key(tmp_path):
+    from hermesctx.errors import UsageError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("auxiliary:\n  compression:\n    api_key: [sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c]\n")
+    with pytest.raises(UsageError) as err:
+        load_settings(str(path), env={})
+    assert "api_key must be a string or empty, got a value (not shown)" in str(err.value)
+    path.write_text("spill:\n  dir: [sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c]\n")
+    with pytest.raises(UsageError) as err:
+        load_settings(str(path), env={})
+    assert "4f9a8b7c6d5e" not in str(err.value) and "spill.dir must be" in str(err.value)
+
+
+def test_provider_prompt_is_redacted_on_the_way_out():
+    """summarizers.outgoing: what a provider sends (the trajectory prompt is built elsewhere)."""
+    from hermesctx.summarizers import SummaryRequest, outgoing
+
+    clean = SummaryRequest(prompt="summarize: ran tests", budget_tokens=100)
+    assert outgoing(clean) is clean
+    dirty = SummaryRequest(prompt="[Turn 3 - HUMAN]:\nmysql -u root -pVt9Kc1Hb6Jd3 shop", budget_tokens=100)
+    assert outgoing(dirty).prompt == "[Turn 3 - HUMAN]:\nmysql -u root -p*** shop"

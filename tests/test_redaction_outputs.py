@@ -82,3 +82,20 @@ def test_redaction_off_lets_text_through(monkeypatch):
     finally:
         redact_module.configure(True)
     assert secret not in persisted_block(text + "\n" + "x\n" * 1000, "/tmp/x.txt", 500)
+
+
+def test_failure_reason_is_redacted_before_its_cut(monkeypatch):
+    """A provider error quoting a JSON password field whose closing quote lies past the
+    220-character cut of the reason (cut first, no rule would match what is left)."""
+    monkeypatch.delenv("HERMESCTX_REDACT", raising=False)
+
+    class Failing:
+        name = "failing"
+
+        def summarize(self, request):
+            raise SummarizerError("upstream said: " + "x" * 179 + ' {"password": "Kc1Hb6Jd3Gf5Sa0"} rejected')
+
+    out, report = compress_messages(transcript("nothing secret"), summarizer=Failing(), protect_first_n=1,
+                                    protect_last_n=4, tail_token_budget=200)
+    text = json.dumps(report) + json.dumps(out)
+    assert "Kc1Hb6" not in text and "xxx" in text

@@ -36,6 +36,7 @@ from hermesctx.summarizers import (
     TIMEOUT,
     SummarizerError,
     SummaryRequest,
+    outgoing,
 )
 
 DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression calls)
@@ -169,7 +170,7 @@ class _ProviderSummarizer:
             attempt += 1
             self.attempts = attempt
             try:
-                text = self._call(client, request)
+                text = self._call(client, outgoing(request))
             except SummarizerError:
                 raise
             except Exception as exc:  # every SDK error ends up classified
