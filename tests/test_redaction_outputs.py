@@ -99,3 +99,18 @@ def test_failure_reason_is_redacted_before_its_cut(monkeypatch):
                                     protect_last_n=4, tail_token_budget=200)
     text = json.dumps(report) + json.dumps(out)
     assert "Kc1Hb6" not in text and "xxx" in text
+
+
+def test_spilled_secret_is_masked_in_the_preview_and_restored_whole(tmp_path):
+    from conftest import invoke
+
+    text, secret = SECRETS[0]
+    doc = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": "", "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "c1", "content": text + "\n" + "line\n" * 30_000}]
+    spilled = invoke(["spill", "--dir", str(tmp_path)], doc)
+    assert spilled.status == 0 and "Full output saved to" in spilled.json[2]["content"]
+    assert survivors(secret, spilled.json[2]["content"]) == []
+    restored = invoke(["spill", "--restore", "--dir", str(tmp_path)], spilled.stdout)
+    assert restored.status == 0 and restored.json == doc

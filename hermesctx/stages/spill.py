@@ -389,7 +389,7 @@ def _is_block_of(block: str, data: str, path: str) -> bool:
     if not match:
         return False
     n = int(match.group(1))
-    return n <= len(data) and block == _block(data[:n], n < len(data), len(data), path)
+    return n <= len(data) and block in (_block(data[:n], n < len(data), len(data), path), _block((red := redact_head(data, n))[:n], n < len(red), len(data), path))
 
 
 def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
