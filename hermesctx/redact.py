@@ -101,8 +101,8 @@ _URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s:@/]{1,256}
 _URL_CUT = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:@/]{1,256}:)([^\s@/.]{1,256})(?=\.\.\.|…)")
 # a credential key anywhere in a line: `db_password: x`, `"apiKey": "x"`, `\"password\": \"x\"`, `secret_key=x`
 _SECRET_WORD = re.compile(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
-_INLINE = re.compile(
-    r"(?<![\w.\-\\])(?=[\w.\-]{0,63}?(?i:pass|pwd|secret|token|key|credential))([A-Za-z_][\w.\-]{0,63})"
+_INLINE = re.compile(  # matched at a key's start by _inline_all
+    r"([A-Za-z_][\w.\-]{0,63})"
     r"(\\{0,15}[\"']?[ \t]*[:=][ \t]*)"
     r"(?:(\\{0,15}\")([^\"\\\n]{1,300})\\{0,15}\"|(')([^'\n]{1,300})'|([^\s\"'`,;&<>]{1,300}))")
 _KEY_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -387,38 +387,81 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
     if extended:
         text = _more(text)
     if url_credentials and "://" in text:
-        text = _URL_USERINFO.sub(_userinfo, text)
+        if "@" in text:
+            text = _URL_USERINFO.sub(_userinfo, text)
         if "..." in text or "…" in text:
             text = _URL_CUT.sub(lambda m: m.group(1) + "***", text)
     return text
 
 
+_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+
+
 def _more(text: str) -> str:
-    """hermesctx's rules, after Hermes's."""
-    if ("=" in text or ":" in text) and _SECRET_WORD.search(text):
-        text = _INLINE.sub(_inline, text)
+    """hermesctx's rules, after Hermes's. Each runs only when a plain substring test (cheap, no
+    regex) says it can match."""
+    low = text.lower()
+    if ("=" in text or ":" in text) and any(w in low for w in _SECRET_WORDS):
+        text = _inline_all(text, low)
     if "-" in text:
-        if "-u" in text or "--user" in text or "--proxy-user" in text:
+        if (" -u" in text or "--user" in text or "--proxy-user" in text) and ("curl" in low or "wget" in low
+                                                                            or "http" in low):
             text = _CURL_USER.sub(lambda m: m.group(1) + "***", text)
-        if "--" in text:
+        if "--" in text and "pass" in low:
             text = _PASSWORD_FLAG.sub(lambda m: m.group(0) if benign(m.group(3)) else
                                       f"{m.group(1)}{m.group(2)}***{m.group(2)}", text)
         if "-p" in text:
-            if re.search(r"mysql|mariadb", text, re.IGNORECASE):
+            if "mysql" in low or "mariadb" in low:
                 text = _MYSQL_P.sub(lambda m: m.group(1) + "***", text)
             if "sshpass" in text:
                 text = _SSHPASS.sub(lambda m: f"{m.group(1)}{m.group(2)}***{m.group(2)}", text)
         if "PRIVATE KEY-----" in text:
             text = _CUT_KEY.sub("[REDACTED PRIVATE KEY]", text)
     if "=" in text:
-        text = _CONN_STRING.sub(lambda m: m.group(1) + mask(m.group(2)), text)
-        if ";" in text:
+        if "accountkey" in low or "sharedaccess" in low or "sharedsecret" in low:
+            text = _CONN_STRING.sub(lambda m: m.group(1) + mask(m.group(2)), text)
+        if ";" in text and ("password" in low or "pwd" in low):
             text = _CONN_PASSWORD.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + "***", text)
-    if "ccess" in text or "CCESS" in text:
+    if "access" in low and "key" in low and "secret" in low:
         text = _AWS_NAMED.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + mask(m.group(2)), text)
-    if len(text) >= 40 and _AWS_CONTEXT.search(text):
+    if len(text) >= 40 and ("aws" in low or "akia" in low or "asia" in low or "amazon" in low):
         text = _AWS_SECRET.sub(_aws_secret(text), text)
     return text
+
+
+def _word_hits(text: str, low: str) -> list[tuple[int, int]]:
+    """Where a credential word is, found with ``str.find`` on the lower-cased text (much faster
+    than a case-insensitive regex); by regex when lower-casing changed the length."""
+    if len(low) != len(text):
+        return [m.span() for m in _SECRET_WORD.finditer(text)]
+    hits = []
+    for word in _SECRET_WORDS:
+        i = low.find(word)
+        while i != -1:
+            hits.append((i, i + len(word)))
+            i = low.find(word, i + 1)
+    return sorted(hits)
+
+
+def _inline_all(text: str, low: str) -> str:
+    """_INLINE at every credential word: the key around the word (back to its start), then the
+    separator and the value. Linear: one backward scan of at most 64 characters per word."""
+    out: list[str] = []
+    pos = 0
+    for start, word_end in _word_hits(text, low):
+        if start < pos:
+            continue
+        floor = max(pos, start - 64)
+        while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+            start -= 1
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-\\"):
+            continue  # inside a longer key (or after a backslash)
+        m = _INLINE.match(text, start)
+        if m is None or m.end(1) < word_end:
+            continue
+        out += [text[pos:start], _inline(m)]
+        pos = m.end()
+    return "".join(out) + text[pos:] if out else text
 
 
 def redact_value(value: Any, *, on: bool | None = None) -> Any:
@@ -442,8 +485,8 @@ def redact_value(value: Any, *, on: bool | None = None) -> Any:
     return value
 
 
-# a secret is shorter than this, except a private key block (whose cut-off form is caught anyway)
-_MARGIN = 16_384
+# a secret is shorter than this, except a long private key block (whose cut-off form is caught too)
+_MARGIN = 4_096
 
 
 def redact_head(text: str, size: int, *, on: bool | None = None) -> str:
