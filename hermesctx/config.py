@@ -129,7 +129,7 @@ class Settings:
 # keys that decide where transcripts and API keys are sent
 ROUTING_KEYS = ("auxiliary.compression.base_url", "auxiliary.compression.provider", "auxiliary.compression.api_key",
                 "model.base_url", "model.provider", "summarizer.name")
-_SECRET_KEYS = frozenset({"auxiliary.compression.api_key"})
+SECRET_KEYS = frozenset({"auxiliary.compression.api_key"})
 _said: set = set()
 
 
@@ -150,7 +150,7 @@ def routing_notice(path: str, flat: Mapping[str, Any]) -> str | None:
     set_keys = [k for k in ROUTING_KEYS if flat.get(k) not in (None, "", "auto")]
     if not set_keys:
         return None
-    said = ", ".join(k if k in _SECRET_KEYS else f"{k}={flat[k]}" for k in set_keys)
+    said = ", ".join(k if k in SECRET_KEYS else f"{k}={flat[k]}" for k in set_keys)
     return (f"{path}, found in the working directory, redirects the summarizer: {said} "
             "(name a config with --config to use one deliberately)")
 
@@ -229,7 +229,7 @@ def _shown(key: str, value: Any) -> str:
     """A value quoted in an error: redacted, and never an API key's."""
     from hermesctx.redact import redact
 
-    return "a value (not shown)" if key in _SECRET_KEYS else redact(repr(value), force=True)
+    return "a value (not shown)" if key in SECRET_KEYS else redact(repr(value), force=True)
 
 
 def _from_text(text: str, kinds: tuple) -> Any:

@@ -101,3 +101,17 @@ def test_provider_prompt_is_redacted_on_the_way_out():
     assert outgoing(clean) is clean
     dirty = SummaryRequest(prompt="[Turn 3 - HUMAN]:\nmysql -u root -pVt9Kc1Hb6Jd3 shop", budget_tokens=100)
     assert outgoing(dirty).prompt == "[Turn 3 - HUMAN]:\nmysql -u root -p*** shop"
+
+
+def test_config_show_masks_the_api_key(tmp_path):
+    import json
+
+    from conftest import invoke
+
+    path = tmp_path / "c.yaml"
+    path.write_text("auxiliary:\n  compression:\n    api_key: sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c\n")
+    table = invoke(["config", "show", "--config", str(path)])
+    as_json = invoke(["config", "show", "--config", str(path), "--format", "json"])
+    assert table.status == as_json.status == 0
+    assert "4f9a8b7c6d5e" not in table.stdout.decode() + as_json.stdout.decode()
+    assert json.loads(as_json.stdout)["settings"]["auxiliary.compression.api_key"]["value"] == "sk-pro...6b5c"
