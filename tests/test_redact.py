@@ -5,6 +5,8 @@ for parsed arguments and previews."""
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from redaction_corpus import BENIGN, survivors
 from redaction_corpus import SECRETS as SECRET_CORPUS
 
@@ -46,6 +48,16 @@ def test_benign_corpus_unchanged(text):
 def test_secret_corpus_gone(text, secret):
     out = redact(text, force=True)
     assert survivors(secret, out) == [], out
+
+
+_PRINTABLE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SECRET_CORPUS), _PRINTABLE, _PRINTABLE, st.sampled_from(["\n", " ", "\n\n", "; "]))
+def test_a_planted_secret_never_survives_its_surroundings(pair, before, after, sep):
+    text, secret = pair
+    assert survivors(secret, redact(before + sep + text + sep + after, force=True)) == []
 
 
 def test_corpora_sizes():
