@@ -165,8 +165,10 @@ class ExtractiveSummarizer:
                     name = str(tc["function"].get("name") or "unknown")
                     # redacted whole, before any cut below (a cut key or URL no longer matches a rule)
                     raw = tc["function"].get("arguments") or ""
-                    args = redact_value(_args(raw))
-                    raw = redact(raw) if isinstance(raw, str) else raw
+                    args = _args(raw)
+                    masked = redact(raw) if isinstance(raw, str) else raw
+                    if masked != raw:  # a secret somewhere: every value of the parsed arguments too
+                        args, raw = redact_value(args), masked
                     rid = tc.get("call_id") or tc.get("id")
                     result = redact(results.get(rid, "") if isinstance(rid, str) else "")
                     verb = _VERBS.get(name, name.upper())
