@@ -5,11 +5,18 @@ hermesctx's sections. It is found by ``--config FILE``, then ``HERMESCTX_CONFIG`
 ``./hermesctx.yaml``, then ``$XDG_CONFIG_HOME/hermesctx/config.yaml``. Environment variables
 are ``HERMESCTX_`` + the dotted key upper-cased with dots as underscores
 (``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated (decision D4).
+
+A ``./hermesctx.yaml`` found in the working directory (not named with ``--config`` or
+``HERMESCTX_CONFIG``) is used, but when it sets where the summarizer sends transcripts and keys
+(a base URL, a provider, a summarizer, an API key), every command says so on stderr, naming the
+file and the destination. ``redaction.enabled: false`` turns secret redaction off for the
+process (:func:`hermesctx.redact.configure`), also said on stderr.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +90,7 @@ KEYS: dict[str, Key] = {
     "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",
                                    "consecutive failed summaries before the provider is no longer called "
                                    "in this run (0: never stop)"),
-    "redaction.enabled": Key(True, bool),
+    "redaction.enabled": Key(True, bool, doc="mask secrets in every text hermesctx writes (default true)"),
     "archive.dir": Key(None, _OPT_STR),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each
     # turn: compress when over the threshold, then place the prompt-cache breakpoints.
@@ -113,6 +120,7 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     path: str | None = None
+    notices: list[str] = field(default_factory=list)  # said on stderr once per process
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -122,6 +130,35 @@ class Settings:
 
     def source(self, key: str) -> str:
         return self.sources.get(key, "default")
+
+
+# keys that decide where transcripts and API keys are sent
+ROUTING_KEYS = ("auxiliary.compression.base_url", "auxiliary.compression.provider", "auxiliary.compression.api_key",
+                "model.base_url", "model.provider", "summarizer.name")
+SECRET_KEYS = frozenset({"auxiliary.compression.api_key"})
+_said: set = set()
+
+
+def _notice(message: str) -> None:
+    """A warning on stderr, once per process (settings are loaded by every stage of a pipeline).
+    Said even under ``--quiet``: it is about where data goes."""
+    if message not in _said:
+        _said.add(message)
+        print(f"hermesctx: warning: {message}", file=sys.stderr, flush=True)
+
+
+def _found_in_cwd(path: str, explicit: str | None, env: Mapping[str, str]) -> bool:
+    return not explicit and not env.get("HERMESCTX_CONFIG") and os.path.basename(path) == "hermesctx.yaml"
+
+
+def routing_notice(path: str, flat: Mapping[str, Any]) -> str | None:
+    """What a working-directory config file changes about where data is sent, or None."""
+    set_keys = [k for k in ROUTING_KEYS if flat.get(k) not in (None, "", "auto")]
+    if not set_keys:
+        return None
+    said = ", ".join(k if k in SECRET_KEYS else f"{k}={flat[k]}" for k in set_keys)
+    return (f"{path}, found in the working directory, redirects the summarizer: {said} "
+            "(name a config with --config to use one deliberately)")
 
 
 def find_config(explicit: str | None, env: Mapping[str, str], cwd: str | None = None) -> str | None:
@@ -206,10 +243,17 @@ def coerce(key: str, value: Any, origin: str) -> Any:
     if bool in kinds and not isinstance(value, bool):
         value = str(value).strip().lower() in ("true", "1", "yes", "on")
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise UsageError(f"{origin}: {key} must be {_kind_words(kinds)}, got {value!r}")
+        raise UsageError(f"{origin}: {key} must be {_kind_words(kinds)}, got {_shown(key, value)}")
     if spec.check is not None and not spec.check(value):
-        raise UsageError(f"{origin}: {key} = {value!r} is out of range; allowed: {spec.allowed}")
+        raise UsageError(f"{origin}: {key} = {_shown(key, value)} is out of range; allowed: {spec.allowed}")
     return value
+
+
+def _shown(key: str, value: Any) -> str:
+    """A value quoted in an error: redacted, and never an API key's."""
+    from hermesctx.redact import redact
+
+    return "a value (not shown)" if key in SECRET_KEYS else redact(repr(value), force=True)
 
 
 def _from_text(text: str, kinds: tuple) -> Any:
@@ -246,6 +290,10 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
         for key, value in flat.items():
             settings.values[key] = coerce(key, value, f"config {path}")
             settings.sources[key] = f"config {path}"
+        if _found_in_cwd(path, config_path, env):
+            notice = routing_notice(path, flat)
+            if notice:
+                settings.notices.append(notice)
     for key in KEYS:
         name = env_name(key)
         if name in env and key not in NO_ENV:
@@ -255,7 +303,24 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
         if value is not None:
             settings.values[key] = coerce(key, value, "flag")
             settings.sources[key] = "flag"
+    _apply_redaction(settings, env)
+    for notice in settings.notices:
+        _notice(notice)
     return settings
+
+
+def _apply_redaction(settings: Settings, env: Mapping[str, str]) -> None:
+    from hermesctx import redact
+
+    on = settings["redaction.enabled"]
+    if on and not redact.enabled(env):
+        on, where = False, "env HERMESCTX_REDACT"
+    else:
+        where = settings.source("redaction.enabled")
+    redact.configure(on)
+    if not on:
+        settings.notices.append(f"secret redaction is off ({where}): summaries, provider prompts, spill "
+                                "previews and reports may contain keys and passwords")
 
 
 def check_file(path: str) -> list[str]:

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any
 
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
-from hermesctx.redact import redact
+from hermesctx.redact import hermes_only, redact
 from hermesctx.summary_text import (
     IN_PROGRESS_HEADING,
     PENDING_ASKS_HEADING,
@@ -249,6 +249,9 @@ def _template(budget: int, today: str | None) -> str:
 def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None = None,
                  focus: str | None = None, today: str | None = None) -> str:
     today = today if today is not None else date.today().isoformat()
+    if not hermes_only():
+        # the turns are redacted already (before their cuts); Hermes sends these two as they are
+        previous_summary, focus = redact(previous_summary), redact(focus)
     if previous_summary:
         parts = [_PREAMBLE,
                  "An earlier checkpoint summary exists. Fold the new turns into it.",

@@ -1,9 +1,17 @@
-"""redact: Hermes's rules (spec 30.9 table) plus hermesctx's URL-credential option; ordinary
-text (hashes, UUIDs, base64, query strings) untouched."""
+"""redact: Hermes's rules (spec 30.9 table), hermesctx's added secret forms, the two corpora
+(tests/redaction_corpus.py: benign code unchanged, secrets gone), the switch, and the helpers
+for parsed arguments and previews."""
+
+import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from redaction_corpus import BENIGN, survivors
+from redaction_corpus import SECRETS as SECRET_CORPUS
 
-from hermesctx.redact import mask, redact
+from hermesctx import redact as redact_module
+from hermesctx.redact import benign, mask, redact, redact_head, redact_value
 
 # input -> output, from the spec 30.9 table (Hermes's real outputs)
 SPEC_TABLE = [
@@ -25,8 +33,107 @@ SPEC_TABLE = [
 
 
 @pytest.mark.parametrize("text,expected", SPEC_TABLE)
-def test_spec_table(text, expected):
+def test_spec_table(text, expected, monkeypatch):
     assert redact(text, force=True) == expected
+    monkeypatch.setenv("HERMESCTX_REDACT", "hermes")
+    assert redact(text, force=True) == expected
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_corpus_unchanged(text):
+    assert redact(text, force=True) == text
+
+
+@pytest.mark.parametrize("text,secret", SECRET_CORPUS, ids=[s[:14] for _, s in SECRET_CORPUS])
+def test_secret_corpus_gone(text, secret):
+    out = redact(text, force=True)
+    assert survivors(secret, out) == [], out
+
+
+_PRINTABLE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SECRET_CORPUS), _PRINTABLE, _PRINTABLE, st.sampled_from(["\n", " ", "\n\n", "; "]))
+def test_a_planted_secret_never_survives_its_surroundings(pair, before, after, sep):
+    text, secret = pair
+    assert survivors(secret, redact(before + sep + text + sep + after, force=True)) == []
+
+
+def test_corpora_sizes():
+    assert len(BENIGN) >= 40 and len(SECRET_CORPUS) >= 40
+
+
+@pytest.mark.parametrize("text,secret", SECRET_CORPUS, ids=[s[:14] for _, s in SECRET_CORPUS])
+def test_secret_corpus_gone_inside_json_arguments(text, secret):
+    """A tool call's arguments are a JSON string: the secret JSON-escaped inside it is found too."""
+    raw = json.dumps({"command": text, "note": "run it"})
+    out = redact(raw, force=True)
+    assert survivors(secret, out) == [] and survivors(json.dumps(secret)[1:-1], out) == [], out
+    assert survivors(secret, json.dumps(redact_value(json.loads(raw), on=True))) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("MAX_TOKENS = 4096", "MAX_TOKENS = 4096"),  # Hermes: MAX_TOKENS=***
+    ("max_tokens: 4096", "max_tokens: 4096"),  # Hermes: max_tokens: ***
+    ("tokenizer: cl100k_base", "tokenizer: cl100k_base"),
+    ("DB_PASSWORD=123456", "DB_PASSWORD=***"),  # a number is a password's value all the same
+    ("{password: pw9}", "{password: ***}"),
+    ("user db_password: Kx9mQ2vL7z, host", "user db_password: ***, host"),
+])
+def test_false_positives_fixed_and_passwords_kept(text, expected):
+    assert redact(text, force=True) == expected
+
+
+def test_hermes_only_mode_keeps_its_false_positives(monkeypatch):
+    monkeypatch.setenv("HERMESCTX_REDACT", "hermes")
+    assert redact("MAX_TOKENS = 4096", force=True) == "MAX_TOKENS=***"
+    assert redact("curl -u deploy:Hx7Qm2Lw9Zr4 https://x", force=True) == "curl -u deploy:Hx7Qm2Lw9Zr4 https://x"
+    assert redact_value({"password": "Hx7Qm2Lw9Zr4"}, on=True) == {"password": "Hx7Qm2Lw9Zr4"}
+
+
+def test_redact_value_masks_credential_keys_of_parsed_arguments():
+    args = {"user": "bob", "password": "pw", "nested": [{"apiKey": "Kr9Hc1Jb6Gd5Sf0AeRy2x"}],
+            "token_count": 12, "db": "postgres://a:Kc1Hb6Jd3Gf5@h/db", "password_field": "forms.CharField()"}
+    assert redact_value(args, on=True) == {
+        "user": "bob", "password": "***", "nested": [{"apiKey": "Kr9Hc1...Ry2x"}], "token_count": 12,
+        "db": "postgres://a:***@h/db", "password_field": "forms.CharField()"}
+    assert redact_value(args, on=False) is args
+
+
+def test_benign_values():
+    assert benign("4096", "MAX_TOKENS") and not benign("4096", "DB_PASSWORD")
+    assert benign("forms.CharField()") and benign("${X}") and benign("<your-key>") and benign("x", "secret_name")
+    assert not benign("hunter2") and not benign("Tr0ub4dor&3")
+
+
+def test_redact_head_redacts_across_the_cut():
+    """A preview cut at 100 characters: the key block starting before the cut is masked whole
+    (cutting first would leave the start of the block, which no rule matches)."""
+    key = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAx7Lm2Xw9Zr4Tn8Kb3Hd6\n" * 20
+           + "-----END RSA PRIVATE KEY-----")
+    text = "x" * 80 + "\n" + key + "\n" + "tail line\n" * 5000
+    head = redact_head(text, 100, on=True)
+    assert head.startswith("x" * 80 + "\n[REDACTED PRIVATE KEY]") and len(head) > 100
+    assert "MIIEow" not in head[:100] and len(head) < len(text)
+    assert redact_head(text, 100, on=False) is text
+    assert redact_head("short sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c", 100, on=True) == "short sk-pro...6b5c"
+
+
+def test_a_private_key_whose_end_was_cut_is_masked():
+    out = redact("cat key\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nQyNTUxOQAAACBz9Lm2", force=True)
+    assert out == "cat key\n[REDACTED PRIVATE KEY]"
+
+
+def test_configure_switch(monkeypatch):
+    monkeypatch.delenv("HERMESCTX_REDACT", raising=False)
+    secret = "key sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+    try:
+        redact_module.configure(False)
+        assert redact(secret) == secret and redact(secret, force=True) == "key sk-pro...6b5c"
+    finally:
+        redact_module.configure(True)
+    assert redact(secret) == "key sk-pro...6b5c"
 
 
 # one real-looking secret of each common kind: the secret body must be gone
@@ -79,8 +186,11 @@ def test_ordinary_text_untouched(text):
     assert redact(text, force=True) == text
 
 
-def test_url_passwords_only_on_request():
+def test_url_passwords_are_masked_unless_hermes_only(monkeypatch):
     text = "see https://bob:hunter2@example.com/x"
+    assert redact(text, force=True) == "see https://bob:***@example.com/x"
+    assert redact(text, force=True, url_credentials=False) == text
+    monkeypatch.setenv("HERMESCTX_REDACT", "hermes")
     assert redact(text, force=True) == text  # Hermes leaves web URLs alone
     assert redact(text, force=True, url_credentials=True) == "see https://bob:***@example.com/x"
 
@@ -95,8 +205,24 @@ def test_switch_and_types(monkeypatch):
 
 
 def test_long_word_runs_without_a_key_name_pass_unchanged():
-    """The config-key rule backtracks quadratically on long word runs; a text with no key name
-    in it skips that rule (it cannot match). Before that, this blob took about half a minute."""
+    """Long word runs: every rule's repetitions are bounded (keys to 64 or 128 characters), so
+    no rule backtracks across a run (bench/redact_speed.py measures it; this one took about half a
+    minute before the bounds)."""
     blob = "x" * 200_000 + " a=b " + "F" * 50_000 + "=="
     assert redact(blob, force=True) == blob
     assert redact("spring.datasource.password=hunter2", force=True) == "spring.datasource.password=***"
+
+
+@pytest.mark.parametrize("blob", [
+    "token " + "a." * 10_000 + "=x",
+    "password" * 2_500 + ": x",
+    "tokentoken" * 2_000,
+    "db_password" + "_" * 20_000 + ":" + "A" * 20_000,
+    "mysql " + "-" * 20_000 + "p",
+    "aws " + "A1b/" * 5_000,
+    "-----BEGIN RSA PRIVATE KEY-----" * 700,
+    "a:" * 10_000 + "://",
+])
+def test_pathological_runs_are_handled(blob):
+    out = redact(blob, force=True)
+    assert isinstance(out, str) and len(out) <= len(blob) + 10

@@ -237,8 +237,8 @@ def _bullets(items: list, limit: int = 8) -> str:
 
 def failure_reason(err: Any) -> str:
     """The failure reason Hermes records: the error text, stripped (the class name when it is
-    empty), cut to 220 characters. Redacted where it is written, not here."""
-    text = str(err).strip() or type(err).__name__
+    empty), cut to 220 characters; redacted whole before the cut (again, forced, where written)."""
+    text = redact(str(err)).strip() or type(err).__name__
     return text[:REASON_MAX_CHARS - 3].rstrip() + "..." if len(text) > REASON_MAX_CHARS else text
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from hermesctx.errors import FileIOError
 from hermesctx.messages import check_messages, messages_of, with_messages
+from hermesctx.redact import redact_head
 
 DEFAULT_RESULT_SIZE = 100_000
 DEFAULT_TURN_BUDGET = 200_000
@@ -130,7 +131,7 @@ def _size(chars: int) -> str:
 
 
 def persisted_block(content: str, path: str, preview_size: int = PREVIEW_SIZE) -> str:
-    head, more = preview(content, preview_size)
+    head, more = preview(redact_head(content, preview_size), preview_size)
     return _block(head, more, len(content), path)
 
 

@@ -11,6 +11,7 @@ turns for summarizers that work without a model) and asks a summarizer for the b
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -51,6 +52,16 @@ class Summarizer(Protocol):
 
     def summarize(self, request: SummaryRequest) -> str:
         """The summary body (no prefix). Raises :class:`SummarizerError`."""
+
+
+def outgoing(request: SummaryRequest) -> SummaryRequest:
+    """The request as it may leave the process: its prompt passed through the secret redactor
+    (the compress prompt's parts are redacted before their cuts already; the trajectory prompt
+    and anything else built elsewhere are covered here). The same object when nothing changes."""
+    from hermesctx.redact import redact
+
+    prompt = redact(request.prompt)
+    return request if prompt == request.prompt else dataclasses.replace(request, prompt=prompt)
 
 
 _MODULES = {"extractive": ("hermesctx.summarizers.extractive", "ExtractiveSummarizer"),

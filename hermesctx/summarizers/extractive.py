@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from hermesctx.messages import calls_of
-from hermesctx.redact import redact
+from hermesctx.redact import redact, redact_value
 from hermesctx.stubs import summarize_tool_result
 from hermesctx.summarizers import SummaryRequest
 from hermesctx.summary_prompt import SECTIONS, is_real_user_message, strip_think_blocks
@@ -163,8 +163,12 @@ class ExtractiveSummarizer:
                     if not isinstance(tc, dict) or not isinstance(tc.get("function"), dict):
                         continue
                     name = str(tc["function"].get("name") or "unknown")
+                    # redacted whole, before any cut below (a cut key or URL no longer matches a rule)
                     raw = tc["function"].get("arguments") or ""
                     args = _args(raw)
+                    masked = redact(raw) if isinstance(raw, str) else raw
+                    if masked != raw:  # a secret somewhere: every value of the parsed arguments too
+                        args, raw = redact_value(args), masked
                     rid = tc.get("call_id") or tc.get("id")
                     result = redact(results.get(rid, "") if isinstance(rid, str) else "")
                     verb = _VERBS.get(name, name.upper())
@@ -237,7 +241,7 @@ class ExtractiveSummarizer:
         }
         lines = [f"{TASK_HEADING_KEY}\n{latest}"]
         lines += [f"{heading}\n{body[heading]}" for heading, _ in SECTIONS[1:]]
-        return redact("\n\n".join(lines), url_credentials=True)
+        return redact("\n\n".join(lines))
 
 
 TASK_HEADING_KEY = SECTIONS[0][0]

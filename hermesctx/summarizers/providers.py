@@ -45,6 +45,7 @@ from hermesctx.summarizers import (
     TIMEOUT,
     SummarizerError,
     SummaryRequest,
+    outgoing,
 )
 
 DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression calls)
@@ -227,7 +228,7 @@ class _ProviderSummarizer:
             attempt += 1
             self.attempts = attempt
             try:
-                text = self._bounded(request)
+                text = self._bounded(outgoing(request))
             except SummarizerError:
                 raise
             except Exception as exc:  # every SDK error ends up classified

@@ -4,7 +4,7 @@ import click
 
 from hermesctx import io
 from hermesctx.cli.runner import get_env
-from hermesctx.config import KEYS, NO_ENV, check_file, env_name, find_config, load_settings
+from hermesctx.config import KEYS, NO_ENV, SECRET_KEYS, check_file, env_name, find_config, load_settings
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
 
 
@@ -29,25 +29,28 @@ def command():
               envvar="HERMESCTX_CONFIG", help="Config file (default: found as described above).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def show(config_path, fmt):
-    """Print every setting, its value and where it came from.
+    """Print every setting, its value and where it came from (an API key masked).
 
     \b
     Examples:
         hermesctx config show
         HERMESCTX_COMPRESSION_THRESHOLD=0.6 hermesctx config show --format json
     """
+    from hermesctx.redact import mask
+
     env = get_env()
     settings = load_settings(config_path, env=env.environ)
+    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
     if fmt == "json":
         env.stdout.write(io.dumps({"config": settings.path, "settings": {
-            key: {"value": settings[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
+            key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
             for key in KEYS}},
             pretty=True))
         return
     lines = [f"# config file: {settings.path or find_config(None, env.environ) or '(none)'}"]
     width = max(map(len, KEYS))
     for key in KEYS:
-        value = settings[key]
+        value = values[key]
         shown = "null" if value is None else io.dumps(value).decode().strip() if not isinstance(value, str) else value
         lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
     env.stdout.write(("\n".join(lines) + "\n").encode())
