@@ -26,7 +26,7 @@ def _compressed(tmp_path, doc=None):
 def test_round_trip_restores_exactly(tmp_path):
     doc, out = _compressed(tmp_path)
     snapshot = copy.deepcopy(doc)
-    back, report = expand(out)
+    back, report = expand(out, directory=str(tmp_path / "arch"))
     assert back == snapshot and report["expanded"] and report["restored"] == len(doc)
     assert json.dumps(back, sort_keys=True) == json.dumps(snapshot, sort_keys=True)
 
@@ -53,13 +53,13 @@ def test_same_transcript_twice_is_one_file(tmp_path):
 def test_messages_added_after_compression_are_kept(tmp_path):
     doc, out = _compressed(tmp_path)
     later = [{"role": "user", "content": "and now?"}, {"role": "assistant", "content": "done"}]
-    back, report = expand(out + later)
+    back, report = expand(out + later, directory=str(tmp_path / "arch"))
     assert back == doc + later and report["kept_after"] == 2
 
 
-def test_expand_without_archive_is_a_noop():
+def test_expand_without_archive_is_a_noop(tmp_path):
     doc = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
-    back, report = expand(doc)
+    back, report = expand(doc, directory=str(tmp_path))
     assert back is doc and report == {"expanded": False, "reason": "no archived compaction in this transcript"}
 
 
@@ -67,8 +67,8 @@ def test_cli_missing_archive_is_an_error(tmp_path):
     doc, out = _compressed(tmp_path)
     for name in os.listdir(tmp_path / "arch"):
         os.remove(tmp_path / "arch" / name)
-    r = invoke(["compress", "--expand"], out)
-    assert r.status != 0 and "cannot read archive" in r.stderr and "Traceback" not in r.stderr
+    r = invoke(["compress", "--expand", "--archive", str(tmp_path / "arch")], out)
+    assert r.status == 5 and "cannot read archive" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_cli_round_trip_jsonl_batch(tmp_path):
@@ -78,5 +78,5 @@ def test_cli_round_trip_jsonl_batch(tmp_path):
                 "--archive", str(tmp_path / "a")], batch)
     assert r.status == 0, r.stderr
     assert all(len(x) < len(doc) for x in r.lines)
-    back = invoke(["compress", "--expand", "--jsonl"], r.stdout)
+    back = invoke(["compress", "--expand", "--jsonl", "--archive", str(tmp_path / "a")], r.stdout)
     assert back.status == 0 and back.lines == [doc, doc]
