@@ -64,6 +64,15 @@ def _find_note(messages: list) -> dict | None:
     return None
 
 
+def _have(path: str, size: int) -> bool:
+    """``path`` is already there: a regular file (not a symlink) of the right size."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == size
+
+
 class Archiver:
     def __init__(self, directory: str):
         self.directory = os.path.abspath(directory)
@@ -73,8 +82,8 @@ class Archiver:
         path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
         try:
             os.makedirs(self.directory, exist_ok=True)
-            if not os.path.exists(path):
-                io.write_atomic(path, data, mode=0o600)
+            if not _have(path, len(data)):
+                io.write_atomic(path, data, mode=0o600)  # a rename: replaces a planted symlink
         except OSError as exc:
             raise FileIOError(f"cannot write archive {path}: {exc.strerror or exc}") from None
         return {"path": path, "messages": len(messages), "compressed_messages": compressed_length}

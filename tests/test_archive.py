@@ -214,3 +214,17 @@ def test_old_key_notes_still_expand_and_are_checked(tmp_path):
     summary[KEY] = {"path": str(real), "messages": [1], "compressed_messages": {}}
     r = _expand(tmp_path / "arch", old)
     assert r.status == 3 and "Traceback" not in r.stderr
+
+
+def test_archiving_replaces_a_planted_symlink(tmp_path):
+    doc = load_example("coding-session.json")
+    data = b"".join(io.dumps(m) for m in doc)
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    planted = arch / (hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
+    os.symlink(outside, planted)
+    _, out = _compressed(tmp_path, doc)
+    assert outside.read_text() == "keep me" and not planted.is_symlink() and planted.read_bytes() == data
+    assert expand(out, directory=str(arch))[0] == doc
