@@ -7,6 +7,13 @@ so the note survives every send path (a message key would not: it is internal). 
 swaps a compressed transcript back for the archived one, keeping any messages that were
 appended after compression; it also reads the ``_hermesctx_archive`` key older releases put on
 the summary message.
+
+A note is text in the transcript, so anyone can forge one: ``expand`` takes only its file
+*name*, which must be ``<32 hex>.jsonl``, and opens that name inside the configured archive
+directory (``--archive DIR`` / ``archive.dir``), never the path the note gives. The file is
+opened without following a symlink and without blocking (a FIFO is refused), must be a regular
+file of at most :data:`MAX_BYTES`, and its content must hash to its name. Error texts name the
+note's file name only, never what another file holds.
 """
 
 from __future__ import annotations
@@ -14,12 +21,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from typing import Any
 
 from hermesctx import io
 from hermesctx.errors import FileIOError, InputError
 from hermesctx.messages import messages_of, with_messages
 
+MAX_BYTES = 256 * 1024 * 1024  # the largest archive --expand reads (256 MiB)
+_NAME = re.compile(r"[0-9a-f]{32}\.jsonl")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 KEY = "_hermesctx_archive"  # where releases before the wire-ready output kept the note
 _LINE = re.compile(r"\[The (\d+) messages before this compaction are archived in (.+?) "
                    r"\(compressed to (\d+) messages\); `hermesctx compress --expand` restores them\.\]")
@@ -39,13 +51,26 @@ def _find_note(messages: list) -> dict | None:
     for msg in reversed(messages):
         if not isinstance(msg, dict):
             continue
-        if isinstance(msg.get(KEY), dict):
-            return msg[KEY]
+        old = msg.get(KEY)
+        if isinstance(old, dict):
+            counts = (old.get("messages"), old.get("compressed_messages", 0))
+            if not all(type(n) is int and n >= 0 for n in counts):
+                raise InputError(f"the {KEY} note's message counts are not counts")
+            return old
         found = _LINE.findall(text_view(msg.get("content")))
         if found:
             count, path, compressed = found[-1]
             return {"path": path, "messages": int(count), "compressed_messages": int(compressed)}
     return None
+
+
+def _have(path: str, size: int) -> bool:
+    """``path`` is already there: a regular file (not a symlink) of the right size."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == size
 
 
 class Archiver:
@@ -57,27 +82,54 @@ class Archiver:
         path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
         try:
             os.makedirs(self.directory, exist_ok=True)
-            if not os.path.exists(path):
-                io.write_atomic(path, data, mode=0o600)
+            if not _have(path, len(data)):
+                io.write_atomic(path, data, mode=0o600)  # a rename: replaces a planted symlink
         except OSError as exc:
             raise FileIOError(f"cannot write archive {path}: {exc.strerror or exc}") from None
         return {"path": path, "messages": len(messages), "compressed_messages": compressed_length}
 
 
-def expand(doc: Any) -> tuple[Any, dict]:
-    """The transcript from before compression (plus messages added since), from its archive."""
+def _read_archive(directory: str, note: dict) -> bytes:
+    """The verified bytes of the archive the note names, from ``directory`` only."""
+    path = note.get("path")
+    name = os.path.basename(path) if isinstance(path, str) else ""
+    if not _NAME.fullmatch(name):
+        raise InputError("the archive note does not name an archive (<sha256>.jsonl); nothing read")
+    where = os.path.join(directory, name)
+    try:
+        fd = os.open(where, _FLAGS)
+    except OSError as exc:
+        if os.path.islink(where):
+            raise FileIOError(f"refusing archive {name}: a symlink in the archive directory") from None
+        raise FileIOError(f"cannot read archive {name} in {directory}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise FileIOError(f"refusing archive {name}: not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise FileIOError(f"refusing archive {name}: larger than {MAX_BYTES >> 20} MiB")
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES or hashlib.sha256(data).hexdigest()[:32] != name[:32]:
+        raise FileIOError(f"refusing archive {name}: its content does not match its name")
+    return data
+
+
+def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
+    """The transcript from before compression (plus messages added since), from its archive
+    in ``directory`` (whatever path the note gives, only its name is looked up there)."""
     messages = messages_of(doc)
     note = _find_note(messages)
     if note is None:
         return doc, {"expanded": False, "reason": "no archived compaction in this transcript"}
-    path = note.get("path")
+    directory = os.path.abspath(directory)
+    data = _read_archive(directory, note)
+    name = os.path.basename(note["path"])
     try:
-        with open(path, "rb") as handle:
-            original = [io.loads(line) for line in handle.read().splitlines() if line.strip()]
-    except (OSError, TypeError) as exc:
-        raise FileIOError(f"cannot read archive {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        original = [io.loads(line) for line in data.splitlines() if line.strip()]
+    except (ValueError, InputError):
+        raise InputError(f"archive {name} is not JSON Lines") from None
     if len(original) != note.get("messages"):
-        raise InputError(f"archive {path} holds {len(original)} messages, the note says {note.get('messages')}")
+        raise InputError(f"archive {name} does not hold the {note.get('messages')} messages its note says")
     later = messages[note.get("compressed_messages", len(messages)):]
-    return with_messages(doc, original + later), {"expanded": True, "archive": path, "restored": len(original),
-                                                  "kept_after": len(later)}
+    return with_messages(doc, original + later), {"expanded": True, "archive": os.path.join(directory, name),
+                                                  "restored": len(original), "kept_after": len(later)}

@@ -146,6 +146,35 @@ def check_strict(messages: list) -> None:
         check_messages(messages, lenient=False)
 
 
+def check_convertible(msg: dict, where: str) -> None:
+    """Reject the shapes a converter would have to hash or call into (exit 3, naming where):
+    a ``role``, ``tool_call_id`` or call ``id`` that is not a string, ``tool_calls`` that is not
+    a list of call objects, a ``function`` that is not an object, ``arguments`` neither a string
+    nor an object. OpenAI refuses every one of them."""
+    for key in ("role", "tool_call_id"):
+        if msg.get(key) is not None and not isinstance(msg[key], str):
+            raise InputError(f"{key} is {_type_name(msg[key])}, not a string", where=where)
+    calls = msg.get("tool_calls")
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise InputError(f"tool_calls is {_type_name(calls)}, not an array", where=where)
+    for j, call in enumerate(calls):
+        at = f"{where}.tool_calls[{j}]"
+        if not isinstance(call, dict):
+            raise InputError(f"expected a tool call object, got {_type_name(call)}", where=at)
+        fn = call.get("function")
+        if call.get("id") is not None and not isinstance(call["id"], str):
+            raise InputError(f"id is {_type_name(call['id'])}, not a string", where=at)
+        if fn is not None and not isinstance(fn, dict):
+            raise InputError(f"function is {_type_name(fn)}, not an object", where=at)
+        args = (fn or {}).get("arguments")
+        if args is not None and not isinstance(args, (str, dict)):
+            raise InputError(f"function.arguments is {_type_name(args)}, not a string", where=at)
+        if (fn or {}).get("name") is not None and not isinstance(fn["name"], str):
+            raise InputError(f"function.name is {_type_name(fn['name'])}, not a string", where=at)
+
+
 # request keys only the Messages API has (``thinking``/``top_k`` are left out: OpenAI-compatible
 # servers take them too)
 _ANTHROPIC_KEYS = ("system", "mcp_servers", "stop_sequences", "anthropic_version")

@@ -192,7 +192,7 @@ def test_cli_compress_archive_and_expand(tmp_path, snapshot):
     summary = next(m for m in r.json if is_summary_content(m.get("content")))
     assert not any(k.startswith("_") for m in r.json for k in m)  # the note is text, not a key
     assert "The 26 messages before this compaction are archived in " in summary["content"]
-    back = invoke(["compress", "--expand"], r.stdout)
+    back = invoke(["compress", "--expand", "--archive", str(tmp_path / "arch")], r.stdout)
     assert back.status == 0 and back.json == doc
     plain = invoke(["compress", str(raw), "--protect-last-n", "6", "--tail-tokens", "400"])
     body = [m for m in plain.json if not is_summary_content(m.get("content"))]

@@ -45,7 +45,7 @@ def test_compress_invariants(seed, msgs, tmp_path):
         head = msgs[1:report["start"]]
         assert out[1:1 + len(head)] == [{k: v for k, v in m.items() if k != "_db_persisted"} for m in head] \
             or find_problems(msgs)
-        assert expand(out)[0] == msgs
+        assert expand(out, directory=str(tmp_path))[0] == msgs
         assert summary_at >= 1
     else:
         assert out is msgs

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermesctx.errors import InputError
+from hermesctx.messages import check_convertible
+
 _DATA_URL = "data:"
 
 
@@ -33,7 +36,7 @@ def loads_args(text: Any, lost: dict) -> Any:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-SERVER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use", "mcp_tool_result"})
+SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use", "mcp_tool_result")  # a tuple: a type may be unhashable
 
 
 def is_server_block(kind: Any) -> bool:
@@ -129,6 +132,8 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
+            if kind in ("text", "thinking") and not isinstance(block.get(kind, ""), str):
+                raise InputError(f"a {kind} block's {kind} is not a string")
             if kind == "text":
                 texts.append(block.get("text", ""))
             elif kind == "tool_use":
@@ -222,9 +227,10 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
             out_msgs.append({"role": "user", "content": list(pending_results)})
             pending_results.clear()
 
-    for msg in messages:
+    for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
             continue
+        check_convertible(msg, f"messages[{i}]")
         role = msg.get("role")
         content = msg.get("content")
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",

@@ -70,7 +70,7 @@ def looks_like(event: Any) -> bool:
         return "uuid" in event and ("parentUuid" in event or "sessionId" in event)
     if kind == "summary":
         return "leafUuid" in event
-    return kind in QUIET_TYPES and "messages" not in event and "role" not in event
+    return isinstance(kind, str) and kind in QUIET_TYPES and "messages" not in event and "role" not in event
 
 
 def _blocks(message: dict) -> list:

@@ -19,9 +19,9 @@ from typing import Any
 from hermesctx.errors import InputError
 from hermesctx.formats import CODEX, LogReader, fix_orphans, responses
 
-LINE_TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context", "event_msg"})
+LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")  # a tuple: unhashable input
 # response items that are Codex bookkeeping, not context
-QUIET_ITEMS = frozenset({"ghost_snapshot"})
+QUIET_ITEMS = ("ghost_snapshot",)  # a tuple: an item type from input may be unhashable
 # a legacy compaction (no replacement_history) keeps the user messages before it, up to
 # about 20,000 tokens of them, as Codex rebuilds its history
 LEGACY_USER_CHARS = 80_000

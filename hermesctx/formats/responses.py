@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hermesctx.errors import InputError
 from hermesctx.messages import part_type
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -22,7 +23,7 @@ ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "rea
                         "file_search_call", "computer_call", "computer_call_output", "mcp_call",
                         "item_reference", "image_generation_call", "code_interpreter_call",
                         "mcp_list_tools", "mcp_approval_request", "mcp_approval_response"})
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call"}
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "computer_call")  # a tuple: unhashable input
 # items the API ran itself: kept as text in the assistant's reply
 SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mcp_list_tools",
                           "image_generation_call", "code_interpreter_call",
@@ -87,6 +88,8 @@ def _parts(content: Any, lost: dict) -> Any:
             continue
         kind = part.get("type")
         if kind in ("input_text", "output_text", "text", "summary_text"):
+            if not isinstance(part.get("text", ""), str):
+                raise InputError(f"a {kind} part's text is not a string")
             texts.append(part.get("text", ""))
             parts.append({"type": "text", "text": part.get("text", "")})
         elif kind == "input_image":
@@ -127,6 +130,8 @@ class Folder:
         kind = item.get("type")
         if kind is None and "role" in item:
             kind = "message"
+        if kind is not None and not isinstance(kind, str):
+            raise InputError(f"an item's type is {type(kind).__name__}, not a string")
         if kind == "message":
             role = item.get("role", "user")
             if role == "developer":

@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from hermesctx.messages import content_text
+from hermesctx.errors import InputError
+from hermesctx.messages import check_convertible, content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
 _FROM = {v: k for k, v in _ROLES.items()}
@@ -53,6 +54,8 @@ def to_openai(doc: dict, lost: dict) -> dict:
         if not isinstance(turn, dict):
             continue
         speaker = turn.get("from", turn.get("role"))
+        if speaker is not None and not isinstance(speaker, str):
+            raise InputError('"from" is not a string', where=f"conversations[{turn_no}]")
         value = turn.get("value", turn.get("content"))
         value = value if isinstance(value, str) else content_text(value)
         if speaker == "function_call":
@@ -212,9 +215,10 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
             turns.append({"from": "tool", "value": "\n".join(pending)})
             pending.clear()
 
-    for msg in doc.get("messages") or []:
+    for i, msg in enumerate(doc.get("messages") or []):
         if not isinstance(msg, dict):
             continue
+        check_convertible(msg, f"messages[{i}]")
         role = msg.get("role")
         content = msg.get("content")
         if isinstance(content, list):
@@ -242,7 +246,8 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
                     names[call.get("id", "")] = fn.get("name", "")
                     calls.append(call.get("id", ""))
                     try:
-                        args = json.loads(fn.get("arguments") or "{}")
+                        raw = fn.get("arguments") or "{}"
+                        args = raw if isinstance(raw, dict) else json.loads(raw)
                     except ValueError:
                         args = fn.get("arguments")
                     value += "<tool_call>\n" + json.dumps(

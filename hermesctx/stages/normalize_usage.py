@@ -83,7 +83,7 @@ def _envelope(obj: dict) -> dict:
     return obj
 
 
-_CODEX_LINES = frozenset({"event_msg", "response_item", "session_meta", "turn_context", "compacted"})
+_CODEX_LINES = ("event_msg", "response_item", "session_meta", "turn_context", "compacted")  # a tuple: input may be unhashable
 
 
 def codex_usage(obj: dict) -> dict | None:

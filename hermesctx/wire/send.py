@@ -41,7 +41,7 @@ _OPENAI_INTERNAL = frozenset({"tool_name", "timestamp", "codex_reasoning_items",
                               "codex_message_items", "effect_disposition", "api_content",
                               "finish_reason", "reasoning"})
 _CALL_INTERNAL = ("call_id", "response_item_id", "extra_content")
-_THINKING = frozenset({"thinking", "redacted_thinking"})
+_THINKING = ("thinking", "redacted_thinking")  # a tuple: a block type from input may be unhashable
 _IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 _VERIFY = frozenset({"verification_required", "verify_hook_continue"})
 TOOL_IMAGE_PLACEHOLDER = "[image omitted: an OpenAI tool message cannot carry images]"

@@ -41,7 +41,7 @@ from hermesctx.summarizers import NAMES
 @click.option("--if-needed", is_flag=True, help="Only compress transcripts at or over the threshold.")
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
               help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
-@click.option("--expand", is_flag=True, help="Reverse a compression made with --archive.")
+@click.option("--expand", is_flag=True, help="Reverse a compression made with --archive, reading only from that DIR.")
 @click.option("--hermes-note/--no-hermes-note", "hermes_note", default=None,
               help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
                    "added to the system prompt (config compression.hermes_note; default: only when the "
@@ -66,7 +66,7 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
         hermesctx compress --summarizer openai --summary-model gpt-4o-mini < session.json
         hermesctx compress --summarizer openai --base-url http://localhost:11434/v1 --summary-model llama3.1 s.json
         hermesctx compress --if-needed --model claude-sonnet-4-5 --jsonl < batch.jsonl > out.jsonl
-        hermesctx compress --archive .hermesctx/archive s.json | hermesctx compress --expand
+        hermesctx compress --archive .hermesctx/archive s.json | hermesctx compress --expand --archive .hermesctx/archive
     """
     env = get_env()
     fmt = format_kwargs(params)
@@ -88,9 +88,15 @@ def make(params: dict, env):
     p = params.get
     settings = settings_from(params, env.environ)
     if p("expand"):
+        from functools import partial
+
         from hermesctx.archive import expand
 
-        return expand
+        directory = p("archive_dir") or settings["archive.dir"]
+        if not directory:
+            raise click.UsageError("--expand reads archives only from the archive directory: "
+                                   "give --archive DIR (or archive.dir in the config)")
+        return partial(expand, directory=directory)
     name = p("summarizer") or settings["summarizer.name"] or _provider_name(settings["auxiliary.compression.provider"])
     primary = _summarizer(name, settings, env, p("summary_model"), p("base_url"), p("api_key"), p("timeout"))
     fallback = None if name == "extractive" else _summarizer("extractive", settings, env, None, None, None, None)
