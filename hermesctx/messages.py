@@ -146,33 +146,37 @@ def check_strict(messages: list) -> None:
         check_messages(messages, lenient=False)
 
 
-def check_convertible(msg: dict, where: str) -> None:
-    """Reject the shapes a converter would have to hash or call into (exit 3, naming where):
-    a ``role``, ``tool_call_id`` or call ``id`` that is not a string, ``tool_calls`` that is not
-    a list of call objects, a ``function`` that is not an object, ``arguments`` neither a string
-    nor an object. OpenAI refuses every one of them."""
+def check_convertible(msg: dict, where: str, target: str | None = None) -> None:
+    """A message's role, tool calls and result id in the shape every writer reads (no API
+    accepts another), else exit 3 naming where: a string ``role`` and ``tool_call_id``;
+    ``tool_calls`` an array of objects with a string ``id`` and a ``function`` object whose
+    ``name`` and ``arguments`` are strings. Checked before a converter hashes or calls into them."""
+    def bad(what: str, value: Any, at: str) -> InputError:
+        written = f": it cannot be written as {target}" if target else ""
+        return InputError(f"{what}, got {type_name(value)}{written}", where=at)
+
     for key in ("role", "tool_call_id"):
         if msg.get(key) is not None and not isinstance(msg[key], str):
-            raise InputError(f"{key} is {_type_name(msg[key])}, not a string", where=where)
+            raise bad(f"{key} must be a string", msg[key], where)
     calls = msg.get("tool_calls")
-    if calls is None:
+    if not calls:
         return
     if not isinstance(calls, list):
-        raise InputError(f"tool_calls is {_type_name(calls)}, not an array", where=where)
+        raise bad("tool_calls must be an array", calls, f"{where}.tool_calls")
     for j, call in enumerate(calls):
         at = f"{where}.tool_calls[{j}]"
         if not isinstance(call, dict):
-            raise InputError(f"expected a tool call object, got {_type_name(call)}", where=at)
-        fn = call.get("function")
+            raise bad("a tool call must be an object", call, at)
         if call.get("id") is not None and not isinstance(call["id"], str):
-            raise InputError(f"id is {_type_name(call['id'])}, not a string", where=at)
-        if fn is not None and not isinstance(fn, dict):
-            raise InputError(f"function is {_type_name(fn)}, not an object", where=at)
-        args = (fn or {}).get("arguments")
-        if args is not None and not isinstance(args, (str, dict)):
-            raise InputError(f"function.arguments is {_type_name(args)}, not a string", where=at)
-        if (fn or {}).get("name") is not None and not isinstance(fn["name"], str):
-            raise InputError(f"function.name is {_type_name(fn['name'])}, not a string", where=at)
+            raise bad("a tool call id must be a string", call["id"], f"{at}.id")
+        fn = call.get("function")
+        if fn is None:
+            continue
+        if not isinstance(fn, dict):
+            raise bad("function must be an object", fn, f"{at}.function")
+        for key in ("name", "arguments"):
+            if fn.get(key) is not None and not isinstance(fn[key], str):
+                raise bad(f"function.{key} must be a string", fn[key], f"{at}.function.{key}")
 
 
 # request keys only the Messages API has (``thinking``/``top_k`` are left out: OpenAI-compatible

@@ -25,6 +25,7 @@ from hermesctx import io
 from hermesctx.errors import InputError, UsageError
 from hermesctx.messages import (
     anthropic_body,
+    check_convertible,
     check_messages,
     has_role,
     is_lenient,
@@ -253,7 +254,7 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
         return doc
     for i, msg in enumerate(messages):
         if isinstance(msg, dict) and (msg.get("tool_calls") or msg.get("tool_call_id") is not None):
-            _check_calls(msg, f"messages[{i}]", target)
+            check_convertible(msg, f"messages[{i}]", target)
     if not is_lenient():
         check_messages(messages, lenient=False)
         return doc
@@ -281,37 +282,6 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
                          hint="expected objects with a string \"role\"")
     return kept if isinstance(doc, list) else {**doc, "messages": kept}
 
-
-def _check_calls(msg: dict, where: str, target: str) -> None:
-    """The tool calls and result id of an OpenAI message in the shape every writer reads (no
-    API accepts another): ``tool_calls`` an array of objects with a string ``id`` and a
-    ``function`` object whose ``name`` and ``arguments`` are strings; ``tool_call_id`` a string."""
-    def bad(what: str, value: Any, at: str) -> InputError:
-        return InputError(f"{what}, got {describe_value(value) if isinstance(value, (list, dict)) else type_name(value)}"
-                          f": it cannot be written as {target}", where=at)
-
-    call_id = msg.get("tool_call_id")
-    if call_id is not None and not isinstance(call_id, str):
-        raise bad("tool_call_id must be a string", call_id, where)
-    calls = msg.get("tool_calls")
-    if not calls:
-        return
-    if not isinstance(calls, list):
-        raise bad("tool_calls must be an array", calls, f"{where}.tool_calls")
-    for j, call in enumerate(calls):
-        at = f"{where}.tool_calls[{j}]"
-        if not isinstance(call, dict):
-            raise bad("a tool call must be an object", call, at)
-        if call.get("id") is not None and not isinstance(call.get("id"), str):
-            raise bad("a tool call id must be a string", call.get("id"), f"{at}.id")
-        fn = call.get("function")
-        if fn is None:
-            continue
-        if not isinstance(fn, dict):
-            raise bad("function must be an object", fn, f"{at}.function")
-        for key in ("name", "arguments"):
-            if fn.get(key) is not None and not isinstance(fn.get(key), str):
-                raise bad(f"function.{key} must be a string", fn.get(key), f"{at}.function.{key}")
 
 
 def prepare(value: Any, fmt: str = AUTO) -> tuple[Any, dict]:
