@@ -58,7 +58,7 @@ EXAMPLES = {
     "CM10": (CM10, [], [{**CM10[0], "cache_control": E}, CM10[1], CM10[2], CM10[3], {"role": "user", "content": txt("x")}]),
     "CM11": (CM10, ["--native-anthropic"], [{**CM10[0], "cache_control": E}, CM10[1], {**CM10[2], "cache_control": E},
                                             {**CM10[3], "cache_control": E}, {"role": "user", "content": txt("x")}]),
-    "CM16": ([], [], []),
+    "CM16": ([], ["--lenient"], []),  # an empty list is no request (D12): Hermes's example under --lenient
 }
 
 
