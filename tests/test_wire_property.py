@@ -165,12 +165,15 @@ def _run(command: list[str], doc, fmt: str, tmp: Path):
 
 
 def _accepted(doc) -> bool:
-    """``validate`` accepts the input, and it holds a turn (a transcript of system (developer) messages
-    only has no Anthropic request: Anthropic needs one message, and nothing is made up)."""
+    """``validate`` accepts the input, and it holds a turn with something in it. (A transcript of
+    system / developer messages and blank user text only has no Anthropic request: Anthropic
+    needs one message and rejects whitespace text, and the send path makes nothing up.)"""
     if failed(check(doc)):
         return False
     messages = doc.get("messages") if isinstance(doc, dict) else doc
-    return any(isinstance(m, dict) and m.get("role") not in ("system", "developer") for m in messages)
+    return any(isinstance(m, dict) and m.get("role") not in ("system", "developer")
+               and (m.get("tool_calls") or not (isinstance(m.get("content"), str) and not m["content"].strip()))
+               for m in messages)
 
 
 def _mixed(doc) -> bool:
