@@ -18,12 +18,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import invoke
-from hermesctx.wire.rules import ANTHROPIC, OPENAI, check, check_pairing, failed
 from transcripts import TranscriptGen
+
+from hermesctx.wire.rules import ANTHROPIC, OPENAI, check, check_pairing, failed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "oracle"))
 from adversarial import Gen as ShapeGen  # noqa: E402
