@@ -273,8 +273,10 @@ def test_ids_sharing_a_name_in_one_transcript(tmp_path):
     doc = _doc((None, "x" * 100_001), ("", "y" * 100_002), ("tool_result", "z" * 100_003))
     result = invoke(["spill", "--dir", str(tmp_path)], doc)
     assert result.status == 0
-    # on the wire, results without an id answer no call: Hermes's send path drops them (D12)
-    assert [m.get("tool_call_id") for m in _tools(result.json)] == ["tool_result"]
+    # on the wire, a result without an id answers no call: Hermes's send path drops it (D12); the
+    # result of the call with id "" stays (Hermes drops it too, leaving that call unanswered: a
+    # request the API rejects, so the rule wins)
+    assert [m.get("tool_call_id") for m in _tools(result.json)] == ["", "tool_result"]
     staged, _ = spill(doc, directory=str(tmp_path / "stage"))
     paths = [re.search(r"saved to: (.*)", m["content"]).group(1) for m in _tools(staged)]
     assert paths == [f"{tmp_path}/stage/tool_result.txt"] * 3

@@ -232,6 +232,8 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
             continue
         check_convertible(msg, f"messages[{i}]")
         role = msg.get("role")
+        if role == "developer":  # OpenAI's system role for reasoning models
+            role = "system"
         content = msg.get("content")
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
                             "reasoning_content", "reasoning_details"}
@@ -262,8 +264,12 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
                 blocks.extend(parts_to_anthropic(content, lost))
             elif isinstance(content, str) and (content or not calls) and (calls or blocks):
                 blocks.append({"type": "text", "text": content})
-            for call in calls:
-                fn = call.get("function") or {}
+            for call in calls if isinstance(calls, list) else ():
+                if not isinstance(call, dict):
+                    _bump(lost, "tool calls that are not objects")
+                    continue
+                fn = call.get("function")
+                fn = fn if isinstance(fn, dict) else {}
                 blocks.append({"type": "tool_use", "id": call.get("id", ""),
                                "name": fn.get("name", ""),
                                "input": loads_args(fn.get("arguments"), lost)})

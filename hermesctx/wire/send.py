@@ -224,7 +224,7 @@ def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
-            if not call_id or not isinstance(call_id, str) or call_id not in known:
+            if not isinstance(call_id, str) or call_id not in known:  # "" answers a call with id ""
                 bump(counts, STRAY_TOOL)
                 continue
             known.discard(call_id)
@@ -538,7 +538,10 @@ def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
     if renamed is not None:
         new = {**block, "tool_use_id": renamed}
     inner = block.get("content")
-    if isinstance(inner, list):
+    if isinstance(inner, str) and inner and not inner.strip():  # AN-WHITESPACE-TEXT; none is fine
+        new = {k: v for k, v in new.items() if k != "content"}
+        bump(counts, EMPTY_TEXT)
+    elif isinstance(inner, list):
         kept = _anthropic_blocks(inner, "tool", state, counts)
         if kept is not inner:
             new = dict(new) if new is block else new

@@ -84,12 +84,29 @@ def _drop_empty_assistants(msgs):
                                     and not m.get("tool_calls") and not m.get("function_call")
                                     and m.get("content") in (None, []))]
 
+_EMPTY_ID = "<hermesctx: empty id>"
+
+def _empty_ids(msgs, old, new):
+    # the exception "a result answering a call with id '' is kept": Hermes's repair drops every
+    # result with a falsy tool_call_id, even one answering a call whose id is "", and leaves that
+    # call unanswered (OA-TOOL-UNANSWERED); the id "" is swapped out around its repair
+    for m in msgs:
+        if isinstance(m, dict):
+            if m.get("role") == "tool" and m.get("tool_call_id") == old:
+                m["tool_call_id"] = new
+            for tc in m.get("tool_calls") or []:
+                if isinstance(tc, dict) and tc.get("id") == old:
+                    tc["id"] = new
+    return msgs
+
 def prepare(messages):
     # the conversation loop's part, before the prompt-cache markers are placed
     import copy
     from agent.agent_runtime_helpers import repair_message_sequence
     msgs = _drop_empty_assistants(_merge_interims(_unify_codex_ids(copy.deepcopy(messages))))
+    _empty_ids(msgs, "", _EMPTY_ID)
     repair_message_sequence(None, msgs)
+    _empty_ids(msgs, _EMPTY_ID, "")
     out = []
     for m in msgs:
         if isinstance(m, dict):
