@@ -234,20 +234,31 @@ def test_empty_call_id_answered_by_empty_tool_call_id_stays_paired():
         assert check(out.json, OPENAI) == []
 
 
-@pytest.mark.parametrize("call", [None, 7, "call_1", {"id": "call_1", "function": None},
-                                  {"id": "call_1", "function": "terminal"}])
-def test_odd_tool_call_converts_to_anthropic_without_a_crash(call):
+@pytest.mark.parametrize("call, said", [
+    (None, "a tool call must be an object, got null"), (7, "a tool call must be an object, got a number"),
+    ("call_1", "a tool call must be an object, got a string"),
+    ({"id": "call_1", "function": "terminal"}, "function must be an object, got a string")])
+def test_odd_tool_call_is_bad_input_not_a_crash(call, said):
     """A tool call that is no object, or whose ``function`` is none, used to crash the Anthropic
-    writer (exit 70); it is dropped (and reported) or written with an empty name."""
+    writer (exit 70); no API takes it: exit 3 naming where (D14), --lenient too."""
     doc = [{"role": "user", "content": "go"},
            {"role": "assistant", "content": "Checking.", "tool_calls": [call]},
+           {"role": "user", "content": "next"}]
+    for flags in ([], ["--lenient"]):
+        out = invoke(["convert", *flags, "--to", "anthropic"], doc)
+        assert out.status == 3 and out.stdout == b"", out.stderr
+        assert out.stderr == (f"hermesctx: error: line 1: messages[1].tool_calls[0]"
+                              f"{'.function' if isinstance(call, dict) else ''}: {said}: "
+                              "it cannot be written as anthropic\n")
+
+
+def test_a_call_without_function_is_written_with_an_empty_name():
+    doc = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "call_1", "function": None}]},
            {"role": "user", "content": "next"}]
     out = invoke(["convert", "--to", "anthropic"], doc)
     assert out.status == 0, out.stderr
     assert out.json["messages"][0] == {"role": "user", "content": "go"}
-    if not isinstance(call, dict):
-        assert "tool calls that are not objects: 1" in out.stderr
-        assert out.json["messages"][1] == {"role": "assistant", "content": [{"type": "text", "text": "Checking."}]}
 
 
 def test_developer_messages_become_the_anthropic_system():

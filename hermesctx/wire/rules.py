@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hermesctx.wire import params
+
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
 TARGETS = (OPENAI, ANTHROPIC)
@@ -212,16 +214,7 @@ def failed(problems: list[Problem]) -> bool:
 
 # === OpenAI ==================================================================================
 
-# CreateChatCompletionRequest's properties (allOf flattened), openai-openapi @ f85dbe2
-OPENAI_REQUEST_PARAMS = frozenset({
-    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
-    "max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model",
-    "moderation", "n", "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
-    "prompt_cache_options", "prompt_cache_retention", "reasoning_effort", "response_format",
-    "safety_identifier", "seed", "service_tier", "stop", "store", "stream", "stream_options",
-    "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
-    "web_search_options",
-})
+OPENAI_REQUEST_PARAMS = params.OPENAI
 OPENAI_ROLES = ("developer", "system", "user", "assistant", "tool", "function")
 _ROLE_LIST = "'system', 'assistant', 'user', 'function', 'tool', and 'developer'"
 
@@ -537,12 +530,7 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
 
 # === Anthropic ===============================================================================
 
-ANTHROPIC_REQUEST_PARAMS = frozenset({
-    "cache_control", "container", "diagnostics", "inference_geo", "max_tokens", "messages",
-    "metadata", "model", "output_config", "service_tier", "speed", "stop_sequences", "stream",
-    "system", "temperature", "thinking", "tool_choice", "tools", "top_k", "top_p",
-    "user_profile_id", "workspace_id",
-})
+ANTHROPIC_REQUEST_PARAMS = params.ANTHROPIC
 # block type -> (declared keys, required keys: type)
 _AN_BLOCKS: dict[str, tuple[frozenset, dict]] = {
     "text": (frozenset({"type", "text", "cache_control", "citations"}), {"text": str}),
@@ -716,7 +704,10 @@ def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
     walk = _AnthropicWalk(sink)
     if body is not None:
         for key in body:
-            if key not in ANTHROPIC_REQUEST_PARAMS:
+            if key in params.ANTHROPIC_BETA:
+                sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted "
+                         "(a beta parameter: accepted with its anthropic-beta header)", RISK)
+            elif key not in ANTHROPIC_REQUEST_PARAMS:
                 sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted")
         for key in ("max_tokens", "model"):
             if key not in body:

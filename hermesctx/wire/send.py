@@ -19,21 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-# CreateChatCompletionRequest's properties (openai-openapi f85dbe2, allOf flattened)
-OPENAI_REQUEST_KEYS = frozenset({
-    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
-    "max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model",
-    "moderation", "n", "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
-    "prompt_cache_options", "prompt_cache_retention", "reasoning_effort", "response_format",
-    "safety_identifier", "seed", "service_tier", "stop", "store", "stream", "stream_options",
-    "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
-    "web_search_options"})
-# Anthropic MessageCreateParams
-ANTHROPIC_REQUEST_KEYS = frozenset({
-    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "temperature", "top_p",
-    "top_k", "stop_sequences", "stream", "metadata", "thinking", "service_tier", "container",
-    "mcp_servers", "context_management", "output_config", "output_format", "cache_control",
-    "inference_geo"})
+from hermesctx.wire import params
+
+OPENAI_REQUEST_KEYS = params.OPENAI
+ANTHROPIC_REQUEST_KEYS = params.ANTHROPIC | params.ANTHROPIC_BETA
 
 # message keys Hermes's send path removes (besides every ``_``-prefixed one); ``reasoning`` is
 # its trajectory-only copy of the model's reasoning, ``finish_reason`` a response field

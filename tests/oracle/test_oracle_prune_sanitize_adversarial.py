@@ -202,10 +202,14 @@ def wire_exception(msgs: list, theirs: list, ours: list) -> str:
       positional repair of the input instead.
     """
     target = target_of(msgs)
-    if not check_pairing(theirs, target) and check_pairing(msgs, target):
+
+    def rejected(messages: list) -> list:  # risk rules (OA-TOOL-DUP-ID) are reported, not rejected
+        return [p for p in check_pairing(messages, target) if p.counted]
+
+    if not rejected(theirs) and rejected(msgs):
         return "hermes"
-    assert check_pairing(ours, target) == []
-    return "input kept" if not check_pairing(msgs, target) else "positional"
+    assert rejected(ours) == []
+    return "input kept" if not rejected(msgs) else "positional"
 
 
 def test_hermes_crashes_on_non_object_messages_and_we_refuse_them():
