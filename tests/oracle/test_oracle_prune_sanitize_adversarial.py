@@ -197,6 +197,12 @@ def wire_exception(msgs: list, theirs: list, ours: list) -> str:
       set-based matching deletes a Codex pair whose result answers the call's ``id``, and its
       pre-API repair an exchange whose id an earlier turn reused, leaving ``tool_calls: []``);
       ``--stub`` still applies the pre-API cleanups (unknown roles, blank names, empty lists).
+    - ``mixed``: Anthropic tool blocks beside OpenAI tool messages (no API takes the mix; both
+      Hermes and sanitize repair only the OpenAI pairs of such a transcript, D5/D6): no pairing
+      promise, as in tests/test_wire_property.py.
+    - ``call without an id``: a call whose id is no string, or calls that are no list (only
+      --lenient reads them, D14): no result can answer it; sanitize removes it where Hermes
+      keeps it.
     - ``positional``: Hermes's output would be rejected (a tool message without an id, or out of
       its call's run, kept; ``tool_calls: []`` left; a result on a Codex ``call_id``): the
       positional repair of the input instead.
@@ -206,6 +212,10 @@ def wire_exception(msgs: list, theirs: list, ours: list) -> str:
     def rejected(messages: list) -> list:  # risk rules (OA-TOOL-DUP-ID) are reported, not rejected
         return [p for p in check_pairing(messages, target) if p.counted]
 
+    if _mixed(msgs):
+        return "mixed"
+    if _call_without_id(msgs):
+        return "call without an id"
     if not rejected(theirs) and rejected(msgs):
         return "hermes"
     assert rejected(ours) == []
@@ -233,3 +243,19 @@ for m in data:
             r = invoke(args, msgs)
             assert r.status == 3 and r.stdout == b"", (args, msgs)
             assert r.stderr.startswith("hermesctx: error: ") and r.stderr.count("\n") == 1
+
+
+def _mixed(msgs: list) -> bool:
+    blocks = any(isinstance(m, dict) and isinstance(m.get("content"), list)
+                 and any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+                         for b in m["content"]) for m in msgs)
+    return blocks and any(isinstance(m, dict) and m.get("role") == "tool" for m in msgs)
+
+
+def _call_without_id(msgs: list) -> bool:
+    for m in msgs:
+        calls = m.get("tool_calls") if isinstance(m, dict) else None
+        if calls and (not isinstance(calls, list)
+                      or any(not isinstance(c, dict) or not isinstance(c.get("id"), str) for c in calls)):
+            return True
+    return False
