@@ -57,12 +57,14 @@ EXPECTED = [
     ("pydantic-ai-cassettes", "*.yaml", None),  # VCR cassettes: their bodies are the *.derived.json
 ]
 
-# Files every command must refuse (exit 3, one line), with why: not genuine sessions, and no
-# transcript in them.
+# Files every command must refuse (exit 3, one line), with why: no transcript in them.
 REFUSED = [
     ("agent-sessions-jazzyalex", "codex_05[0-3]_*", "event-only Codex rollout: no response item"),
     ("agent-sessions-jazzyalex", "codex__schema_drift.jsonl",
      "a session browser's schema-drift lines, not a Codex rollout"),
+    # genuine, but only session titles: no message, and no API takes an empty list (D12, D14)
+    ("claude-history-kfischer", "be89c3cd-*", "summaries-only Claude Code file: no message"),
+    ("sniffly-chiphuyen", "ff71dbed-*", "summaries-only Claude Code file: no message"),
 ]
 
 COMMANDS = [
