@@ -182,8 +182,9 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     if _empty_assistant(msg):
         return prev
     out = dict(prev)
-    calls = list(prev.get("tool_calls") or [])
-    new_calls = list(msg.get("tool_calls") or [])
+    calls, new_calls = _call_list(prev), _call_list(msg)
+    if not isinstance(prev.get("tool_calls", []), list) or not isinstance(msg.get("tool_calls", []), list):
+        return None  # (--lenient input: calls that are no list are not merged)
     if new_calls or calls:
         out["tool_calls"] = calls + new_calls
     old, new = prev.get("content"), msg.get("content")
@@ -194,6 +195,11 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     if not prev.get("reasoning_content") and msg.get("reasoning_content"):
         out["reasoning_content"] = msg["reasoning_content"]
     return out
+
+
+def _call_list(msg: dict) -> list:
+    calls = msg.get("tool_calls")
+    return list(calls) if isinstance(calls, list) else []
 
 
 def _empty_assistant(msg: dict) -> bool:
@@ -223,7 +229,8 @@ def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
         elif role == "assistant":
             known = set()
             alias = {}
-            for call in msg.get("tool_calls") or ():
+            calls = msg.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():  # (--lenient input: any value)
                 if isinstance(call, dict):
                     for key in ("id", "call_id"):
                         if isinstance(call.get(key), str):
