@@ -340,3 +340,12 @@ def test_every_command_writes_no_internal_keys(command):
     assert "id" not in out
     assert not any(k.startswith("_") or k == "timestamp" for m in out["messages"] for k in m)
     assert all("tool_calls" not in m for m in out["messages"])
+
+
+@pytest.mark.parametrize("calls", [True, 5, "abc", {"id": "x"}])
+def test_calls_that_are_no_list_never_crash_the_send_path(calls):  # found by make fuzz
+    msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "tool_calls": calls},
+            {"role": "assistant", "content": "b"}]
+    out = openai_request(msgs)
+    assert [m["content"] for m in out] == ["q", "a", "b"]  # not merged with a turn it cannot join
+    assert out[1]["tool_calls"] == calls
