@@ -470,3 +470,15 @@ def test_planted_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(directory / "c.txt")
     result = _spill_into(directory, "c", "a" * 50)  # a hang would hit the 30 s subprocess timeout
     assert result.returncode == 5 and b"not a regular file" in result.stderr
+
+
+def test_in_place_on_a_symlink_rewrites_its_target_and_keeps_the_link(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_bytes(_doc_bytes(1))
+    link = tmp_path / "link.json"
+    link.symlink_to("real.json")
+    result = _cli("-q", "prune", "--in-place", "--backup", "--tail-tokens", "0", "--protect-last-n", "1", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == "real.json"
+    assert (tmp_path / "real.json.bak").read_bytes() == _doc_bytes(1)
+    assert result.stdout == b"" and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]

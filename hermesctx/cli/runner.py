@@ -292,13 +292,14 @@ class _InPlace:
     """Output that replaces ``path`` only when everything succeeded. A write error is exit 5
     (one line, the temp file removed, FILE untouched); ``backup`` keeps the original as
     FILE.bak, itself replaced atomically (a hard link to the original, renamed over the old
-    .bak; a copy through a temp file where links are refused)."""
+    .bak; a copy through a temp file where links are refused). A symbolic link stays a link:
+    the file it points to is rewritten (and its .bak kept beside that file)."""
 
     def __init__(self, path: str):
         import tempfile
 
-        self.path = path
-        directory = os.path.dirname(os.path.abspath(path))
+        self.path = os.path.realpath(path)
+        directory = os.path.dirname(self.path)
         try:
             fd, self.tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
         except OSError as exc:
