@@ -181,10 +181,11 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
         return msg  # (an empty turn is dropped, never merged: the rule, before Hermes's merge)
     if _empty_assistant(msg):
         return prev
-    out = dict(prev)
-    calls, new_calls = _call_list(prev), _call_list(msg)
-    if not isinstance(prev.get("tool_calls", []), list) or not isinstance(msg.get("tool_calls", []), list):
+    if not all(isinstance(m.get("tool_calls") or [], list) for m in (prev, msg)):
         return None  # (--lenient input: calls that are no list are not merged)
+    out = dict(prev)
+    calls = list(prev.get("tool_calls") or [])
+    new_calls = list(msg.get("tool_calls") or [])
     if new_calls or calls:
         out["tool_calls"] = calls + new_calls
     old, new = prev.get("content"), msg.get("content")
@@ -195,11 +196,6 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     if not prev.get("reasoning_content") and msg.get("reasoning_content"):
         out["reasoning_content"] = msg["reasoning_content"]
     return out
-
-
-def _call_list(msg: dict) -> list:
-    calls = msg.get("tool_calls")
-    return list(calls) if isinstance(calls, list) else []
 
 
 def _empty_assistant(msg: dict) -> bool:
