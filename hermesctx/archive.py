@@ -24,7 +24,7 @@ import re
 import stat
 from typing import Any
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.errors import FileIOError, InputError
 from hermesctx.messages import messages_of, with_messages
 
@@ -46,7 +46,7 @@ def note_line(note: dict) -> str:
 
 def _find_note(messages: list) -> dict | None:
     """The newest archive note: a line in a message's text, or (older releases) its key."""
-    from hermesctx.summary_text import text_view
+    from hermesctx.summary.text import text_view
 
     for msg in reversed(messages):
         if not isinstance(msg, dict):
@@ -78,12 +78,12 @@ class Archiver:
         self.directory = os.path.abspath(directory)
 
     def __call__(self, messages: list, compressed_length: int) -> dict:
-        data = b"".join(io.dumps(m) for m in messages)
+        data = b"".join(jsonio.dumps(m) for m in messages)
         path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
         try:
             os.makedirs(self.directory, exist_ok=True)
             if not _have(path, len(data)):
-                io.write_atomic(path, data, mode=0o600)  # a rename: replaces a planted symlink
+                jsonio.write_atomic(path, data, mode=0o600)  # a rename: replaces a planted symlink
         except OSError as exc:
             raise FileIOError(f"cannot write archive {path}: {exc.strerror or exc}") from None
         return {"path": path, "messages": len(messages), "compressed_messages": compressed_length}
@@ -125,7 +125,7 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
     data = _read_archive(directory, note)
     name = os.path.basename(note["path"])
     try:
-        original = [io.loads(line) for line in data.splitlines() if line.strip()]
+        original = [jsonio.loads(line) for line in data.splitlines() if line.strip()]
     except (ValueError, InputError):
         raise InputError(f"archive {name} is not JSON Lines") from None
     if len(original) != note.get("messages"):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from hermesctx.io import loads_like_json
+from hermesctx.jsonio import loads_like_json
 
 _EXIT_CODE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 _TOTAL_COUNT = re.compile(r'"total_count"\s*:\s*(\d+)')

@@ -1,10 +1,10 @@
 """A fixed-text summarizer (test only; it implements the Summarizer interface of
-hermesctx.summarizers, it does not replace any of our code) and the fixed texts the
+hermesctx.summary, it does not replace any of our code) and the fixed texts the
 differential tests give both it and Hermes's replaced LLM call."""
 
 from __future__ import annotations
 
-from hermesctx.summarizers import SummarizerError
+from hermesctx.summary import SummarizerError
 
 FIXED_SUMMARIES = [
     "## Goal\nShip it. Key sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c\n\n## Completed Actions\n1. READ app.py",

@@ -8,11 +8,11 @@ import os
 
 from conftest import FIXTURES, invoke, load_example
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.archive import KEY, Archiver, expand
 from hermesctx.stages.compress import compress
-from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_text import END_MARKER, is_summary_content
+from hermesctx.summary.extractive import ExtractiveSummarizer
+from hermesctx.summary.text import END_MARKER, is_summary_content
 
 
 def _compressed(tmp_path, doc=None):
@@ -33,7 +33,7 @@ def test_round_trip_restores_exactly(tmp_path):
 
 def test_file_named_by_content_hash_and_noted(tmp_path):
     doc, out = _compressed(tmp_path)
-    data = b"".join(io.dumps(m) for m in doc)
+    data = b"".join(jsonio.dumps(m) for m in doc)
     path = tmp_path / "arch" / (hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
     assert path.exists() and path.read_bytes() == data
     assert os.listdir(tmp_path / "arch") == [path.name]  # no temp files left behind
@@ -218,7 +218,7 @@ def test_old_key_notes_still_expand_and_are_checked(tmp_path):
 
 def test_archiving_replaces_a_planted_symlink(tmp_path):
     doc = load_example("coding-session.json")
-    data = b"".join(io.dumps(m) for m in doc)
+    data = b"".join(jsonio.dumps(m) for m in doc)
     arch = tmp_path / "arch"
     arch.mkdir()
     outside = tmp_path / "outside.txt"

@@ -10,9 +10,9 @@ from conftest import invoke, load_example
 from fakeserver import FakeServer, context_length, ok
 
 from hermesctx.stages.compress import compress, compress_messages, summary_role, tail_cut
-from hermesctx.summarizers import SummarizerError
-from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_text import (
+from hermesctx.summary import SummarizerError
+from hermesctx.summary.extractive import ExtractiveSummarizer
+from hermesctx.summary.text import (
     COMPACTION_NOTE,
     END_MARKER,
     LEGACY_PREFIX,

@@ -105,7 +105,7 @@ def test_flags_beat_env_beat_config():
 def test_dask_helper_matches_single_process(tmp_path):
     from dask.distributed import Client, LocalCluster
 
-    from hermesctx.dask import run_files
+    from hermesctx.distributed import run_files
 
     src = tmp_path / "in.jsonl"
     src.write_bytes(open(os.path.join(EXAMPLES, "batch.jsonl"), "rb").read() * 2)

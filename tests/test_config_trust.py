@@ -95,7 +95,7 @@ def test_config_errors_never_quote_a_key(tmp_path):
 
 def test_provider_prompt_is_redacted_on_the_way_out():
     """summarizers.outgoing: what a provider sends (the trajectory prompt is built elsewhere)."""
-    from hermesctx.summarizers import SummaryRequest, outgoing
+    from hermesctx.summary import SummaryRequest, outgoing
 
     clean = SummaryRequest(prompt="summarize: ran tests", budget_tokens=100)
     assert outgoing(clean) is clean

@@ -11,7 +11,7 @@ import random
 import pytest
 from conftest import EXAMPLES, FIXTURES, invoke
 
-from hermesctx import formats, io
+from hermesctx import formats, jsonio
 from hermesctx.formats import anthropic
 from hermesctx.messages import content_text
 from hermesctx.stages.convert import convert, text_of
@@ -337,7 +337,7 @@ def test_sharegpt_pairs_results_with_calls_by_their_ids():
 
 
 def test_openai_to_sharegpt_and_back_keeps_texts_and_pairs():
-    doc = io.loads((EXAMPLES / "coding-session.json").read_bytes())
+    doc = jsonio.loads((EXAMPLES / "coding-session.json").read_bytes())
     sharegpt, _ = convert(doc, target="sharegpt")
     assert all(t["from"] in ("system", "human", "gpt", "tool") for t in sharegpt["conversations"])
     back, _ = convert(sharegpt, source="sharegpt", target="openai")
@@ -449,7 +449,7 @@ def test_a_log_written_as_it_is_read_equals_the_whole_document(path, target, pre
     with open(path, "rb") as handle:
         (doc,) = formats.read_documents(handle, include_sidechains=True, all_segments=True)
     whole = send.request(formats.from_openai(doc.data, target, {}), target)
-    assert streamed.stdout == io.dumps(whole, pretty=pretty)
+    assert streamed.stdout == jsonio.dumps(whole, pretty=pretty)
 
 
 class Pipe(_io.BufferedReader):

@@ -7,10 +7,10 @@ import json
 from conftest import FIXTURES, load_example
 
 from hermesctx.stages.compress import compress
-from hermesctx.summarizers import SummaryRequest
-from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_prompt import SECTIONS
-from hermesctx.summary_text import is_summary_content
+from hermesctx.summary import SummaryRequest
+from hermesctx.summary.extractive import ExtractiveSummarizer
+from hermesctx.summary.prompt import SECTIONS
+from hermesctx.summary.text import is_summary_content
 
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
 

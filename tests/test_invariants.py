@@ -16,8 +16,8 @@ from hermesctx.stages.compress import compress_messages
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import find_problems, sanitize
 from hermesctx.stages.spill import Budget, restore, spill
-from hermesctx.summarizers.extractive import ExtractiveSummarizer
-from hermesctx.summary_text import is_summary_content
+from hermesctx.summary.extractive import ExtractiveSummarizer
+from hermesctx.summary.text import is_summary_content
 from hermesctx.wire.rules import check_pairing
 from hermesctx.wire.send import openai_request
 

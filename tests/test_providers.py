@@ -10,9 +10,9 @@ import time
 import pytest
 from fakeserver import FakeServer, auth_error, context_length, hang, ok, rate_limited, status
 
-from hermesctx.summarizers import SummarizerError, SummaryRequest, make_summarizer
-from hermesctx.summarizers.providers import AnthropicSummarizer, OpenAISummarizer, classify
-from hermesctx.summary_text import END_MARKER, SUMMARY_PREFIX
+from hermesctx.summary import SummarizerError, SummaryRequest, make_summarizer
+from hermesctx.summary.providers import AnthropicSummarizer, OpenAISummarizer, classify
+from hermesctx.summary.text import END_MARKER, SUMMARY_PREFIX
 
 PROMPT = "Summarize these turns.\n---\n[Turn 4 - GPT]:\nread config.yaml\n---\nFOCUS: ports"
 REQUEST = SummaryRequest(prompt=PROMPT, budget_tokens=750)
@@ -241,7 +241,7 @@ def test_classify_plain_exceptions():
 
 
 def test_sdks_not_imported_at_startup():
-    code = ("import sys, hermesctx.cli, hermesctx.summarizers.providers; "
+    code = ("import sys, hermesctx.cli, hermesctx.summary.providers; "
             "print('anthropic' in sys.modules, 'openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -11,8 +11,8 @@ from redaction_corpus import SECRETS, survivors
 from hermesctx import redact as redact_module
 from hermesctx.stages.compress import compress_messages, static_fallback_summary
 from hermesctx.stages.spill import persisted_block
-from hermesctx.summarizers import SummarizerError
-from hermesctx.summarizers.extractive import ExtractiveSummarizer
+from hermesctx.summary import SummarizerError
+from hermesctx.summary.extractive import ExtractiveSummarizer
 
 PAD = "word " * 30  # pushes a secret across the 80/120-character cuts
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from hermesctx.summary_text import is_summary_content
+from hermesctx.summary.text import is_summary_content
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -44,9 +44,9 @@ def test_runner_writes_its_report(tmp_path):
 
 
 def test_io_fast_path_still_exact():
-    """The speed work in io.loads (orjson first, the digit scan only when a float came out)
+    """The speed work in jsonio.loads (orjson first, the digit scan only when a float came out)
     keeps every integer exact, including the 19-digit negatives orjson turns into floats."""
-    from hermesctx.io import loads
+    from hermesctx.jsonio import loads
 
     assert loads(b'{"a": -9223372036854775809}') == {"a": -9223372036854775809}
     assert loads(b"[1.5, 123456789012345678901234]") == [1.5, 123456789012345678901234]

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from hermesctx.stages import trajectory as T
-from hermesctx.summarizers import SummarizerError
+from hermesctx.summary import SummarizerError
 
 NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
 

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, TextIO
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 
 
@@ -69,7 +69,7 @@ _READ_BUFFER = 1 << 20
 @contextmanager
 def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
     """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file.
-    Gzip-compressed input is decompressed as it is read (:func:`io.decompressed`)."""
+    Gzip-compressed input is decompressed as it is read (:func:`jsonio.decompressed`)."""
     if path == "-":
         if env.stdin_isatty:
             raise UsageError("no input: pipe a transcript in or name a file",
@@ -78,21 +78,21 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
             # split several times faster than through the default 8 KiB one)
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
-                yield io.decompressed(handle)
+                yield jsonio.decompressed(handle)
             return
-        yield io.decompressed(env.stdin)
+        yield jsonio.decompressed(env.stdin)
         return
     try:
         handle = open(path, "rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
-        yield io.decompressed(handle)
+        yield jsonio.decompressed(handle)
 
 
 def documents(env: Env, path: str, jsonl: bool | None, *,
               keep_raw: bool = False, source: str | None = None,
-              target: str | None = None, **format_kwargs: Any) -> Iterator[io.Document]:
+              target: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
     """``source=None``: plain JSON / JSON Lines as always. With a format name (``auto``
     included) see :func:`format_documents` (``target`` is for the writer: ignored here)."""
     if source is not None:
@@ -100,13 +100,13 @@ def documents(env: Env, path: str, jsonl: bool | None, *,
                                     **format_kwargs)
         return
     with open_input(env, path) as stream:
-        yield from io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+        yield from jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
 
 
 def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool = False,
                      source: str = "auto", include_sidechains: bool = False,
                      all_segments: bool = False,
-                     convert_documents: bool = True) -> Iterator[io.Document]:
+                     convert_documents: bool = True) -> Iterator[jsonio.Document]:
     """Documents in any format :mod:`hermesctx.formats` reads: a Claude Code / Codex session
     log (one file, one transcript, folded event by event), Responses items or ShareGPT become
     OpenAI messages; OpenAI and Anthropic bodies pass through. Each has ``.info`` (the format
@@ -124,7 +124,7 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
             yield doc
 
 
-def write_back(env: Env, doc: io.Document, result: Any, target: str | None,
+def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
                wire: dict | None = None) -> Any:
     """A stage's result for a document read by :func:`format_documents`, in the format the
     command writes (the input's own: OpenAI / Anthropic bodies are as they came; else
@@ -176,16 +176,16 @@ class ReportSink:
             except OSError as exc:
                 raise FileIOError(f"cannot write report {path}: {exc.strerror or exc}") from None
 
-    def add(self, doc: io.Document, report: dict, line: str | None) -> None:
+    def add(self, doc: jsonio.Document, report: dict, line: str | None) -> None:
         if self._tmp is not None or self._json_to_stderr:
             if doc.line is not None:
                 report = {"line": doc.line, **report}
             if self._json_to_stderr:
-                self.env.stderr.write(io.dumps(report).decode("utf-8"))
+                self.env.stderr.write(jsonio.dumps(report).decode("utf-8"))
                 self.env.stderr.flush()
                 return
             try:
-                self._tmp.write(io.dumps(report))
+                self._tmp.write(jsonio.dumps(report))
             except OSError as exc:
                 self._discard()
                 raise FileIOError(f"cannot write report {self.path}: {exc.strerror or exc}") from None
@@ -262,7 +262,7 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
                 result = write_back(env, doc, result, target, wire)
                 if wire and isinstance(rep, dict):
                     rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
-                stdout.write(io.dumps(result, pretty=pretty))
+                stdout.write(jsonio.dumps(result, pretty=pretty))
                 if out is None:
                     stdout.flush()
             if rep is not None:
@@ -276,7 +276,7 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
     return count
 
 
-def _same_format(doc: io.Document, target: str | None) -> None:
+def _same_format(doc: jsonio.Document, target: str | None) -> None:
     """--in-place never turns a file into another format (a session log into JSON)."""
     from hermesctx import formats
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
 from hermesctx.messages import (
     anthropic_body,
@@ -54,7 +54,7 @@ def _quiet(message: str) -> None:
 
 
 @dataclass
-class FormatDocument(io.Document):
+class FormatDocument(jsonio.Document):
     """A document read through a format reader: ``data`` is an OpenAI-format transcript (or the
     original body for ``openai``/``anthropic`` input); ``info`` says what was read and lost
     (``format``, ``lost``; for a log also its session, segments, usage, ...)."""
@@ -457,7 +457,7 @@ def _events(lines: Iterable[bytes], warn: Warn) -> Iterator[tuple[Any, str]]:
         if raw.isspace() or not raw:
             continue
         try:
-            value = io.loads(raw)
+            value = jsonio.loads(raw)
         except InputError:
             bad = (line_no, raw)
             continue
@@ -508,7 +508,7 @@ def _tell(stream: BinaryIO) -> int | None:
 
 
 class _Rest:
-    """A stream with its first lines given back (for :func:`io.read_documents`)."""
+    """A stream with its first lines given back (for :func:`jsonio.read_documents`)."""
 
     def __init__(self, head: list[bytes], stream: BinaryIO):
         self.head = head
@@ -529,7 +529,7 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
              warn: Warn = _quiet, include_sidechains: bool = False,
              all_segments: bool = False) -> LogStream | _Rest | None:
     """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
-    ``fmt`` says so), else a stream of the same bytes for :func:`io.read_documents` (None when
+    ``fmt`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None when
     ``jsonl`` is false: the stream is untouched)."""
     if fmt not in (AUTO, *FORMATS):
         raise UsageError(f"unknown format {fmt!r}", hint=f"one of auto, {', '.join(FORMATS)}")
@@ -540,11 +540,11 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
     if fmt not in (AUTO, *LOG_FORMATS):
         return _Rest([], stream)
     start = _tell(stream)
-    head, first = io.first_line(stream)
+    head, first = jsonio.first_line(stream)
     log = fmt if fmt in LOG_FORMATS else None
     if log is None:
         try:
-            log = detect_line(io.loads(first))
+            log = detect_line(jsonio.loads(first))
         except InputError:
             log = None
     if log is None:
@@ -583,7 +583,7 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
     ``info["format"]`` is the format read."""
     from hermesctx.formats import sharegpt
 
-    docs = io.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or fmt == AUTO)
+    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or fmt == AUTO)
     first: str | None = None
     shared: dict = {}
     index = 0
@@ -643,7 +643,7 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
                  lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
     """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
     ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
-    ``io.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
+    ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
     pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
     (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
     from hermesctx.formats import anthropic, sharegpt
@@ -731,7 +731,7 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
 
 
 def _dump(value: Any, pretty: bool = False) -> bytes:
-    return io.dumps(value, pretty=pretty)[:-1]
+    return jsonio.dumps(value, pretty=pretty)[:-1]
 
 
 def _chain(*iterables: Iterable) -> Iterator:

@@ -6,7 +6,7 @@ The four phases of Hermes's ``ContextCompressor.compress()``:
 2. boundaries: the head (system prompt + ``protect_first_n``), the tail (a token budget walked
    back from the end, never splitting a tool group, anchored on the latest user and assistant
    messages), the middle in between;
-3. summarize the middle (:mod:`hermesctx.summary_prompt`, a :class:`~hermesctx.summarizers.Summarizer`);
+3. summarize the middle (:mod:`hermesctx.summary.prompt`, a :class:`~hermesctx.summary.Summarizer`);
 4. assemble head + summary + tail, then repair tool pairs (:mod:`hermesctx.stages.sanitize`).
 
 Stateless: a summary already in the transcript is found and updated, never stacked. Where
@@ -35,15 +35,15 @@ from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
 from hermesctx.stubs import summarize_tool_result
-from hermesctx.summarizers import SummarizerError, SummaryRequest
-from hermesctx.summary_prompt import (
+from hermesctx.summary import SummarizerError, SummaryRequest
+from hermesctx.summary.prompt import (
     auto_focus_topic,
     build_prompt,
     clean_response,
     ground_snapshot,
     serialize_turns,
 )
-from hermesctx.summary_text import (
+from hermesctx.summary.text import (
     END_MARKER,
     IN_PROGRESS_HEADING,
     MERGED_DELIMITER,

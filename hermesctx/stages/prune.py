@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from hermesctx import tokens
-from hermesctx.io import loads_like_json
+from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermesctx.redact import redact
-from hermesctx.summarizers import EMPTY, SummarizerError, SummaryRequest
+from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."

@@ -12,7 +12,7 @@ import random
 import string
 import uuid
 
-from hermesctx.summary_text import (
+from hermesctx.summary.text import (
     COMPACTION_NOTE,
     END_MARKER,
     HISTORICAL_PREFIXES,

@@ -10,7 +10,7 @@ import pytest
 from transcripts import TranscriptGen
 
 from hermesctx.stages.compress import compress_messages, static_fallback_summary, tail_cut
-from hermesctx.summarizers import SummarizerError
+from hermesctx.summary import SummarizerError
 from oracle.harness import SEND, hermes, needs_oracle, wire_difference
 
 pytestmark = [pytest.mark.oracle, needs_oracle]

@@ -29,7 +29,7 @@ import pytest
 from adversarial_helpers import FIXED_FAILURES, FIXED_SUMMARIES, FixedSummarizer
 
 from hermesctx.stages.compress import compress_messages, summary_role
-from hermesctx.summary_text import END_MARKER, find_latest_summary, is_summary_content
+from hermesctx.summary.text import END_MARKER, find_latest_summary, is_summary_content
 from hermesctx.wire.send import openai_request
 from oracle.adversarial_compress import Gen, redaction_corpus
 from oracle.harness import assert_wire_matches, hermes, needs_oracle
@@ -227,13 +227,13 @@ result = out
 @pytest.mark.parametrize("ctx,max_summary", [(4000, 200), (200_000, 10_000)])
 def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
     from hermesctx.stages.compress import feedback, static_fallback_summary, summary_budget
-    from hermesctx.summary_prompt import (
+    from hermesctx.summary.prompt import (
         auto_focus_topic,
         ground_snapshot,
         serialize_turns,
         strip_think_blocks,
     )
-    from hermesctx.summary_text import strip_summary_prefix, with_summary_prefix
+    from hermesctx.summary.text import strip_summary_prefix, with_summary_prefix
 
     rng = random.Random(ctx)
     gen = Gen(ctx, max_chars=1200)  # Hermes's redactor is quadratic on long word runs: keep texts short

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.cli.options import (
     config_options,
     format_kwargs,
@@ -57,7 +57,7 @@ def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, 
                          jsonl=jsonl, pretty=pretty, report=report, describe=stage.describe,
                          in_place=in_place, backup=backup, formats=fmt)
         return ExitStatus.OK
-    previous = io.read_json_file(against) if against else None
+    previous = jsonio.read_json_file(against) if against else None
     failed = False
     for doc in documents(env, input, jsonl, **fmt):
         try:
@@ -65,7 +65,7 @@ def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, 
         except HermesctxError as err:
             raise (err.located(doc.where) if doc.where else err) from None
         failed = failed or result["over_limit"] or (against is not None and not result["cache_hit_tokens"])
-        env.stdout.write(io.dumps(result, pretty=pretty))
+        env.stdout.write(jsonio.dumps(result, pretty=pretty))
     return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
 
 

@@ -16,7 +16,7 @@ from hermesctx.cli.options import (
 from hermesctx.cli.runner import get_env, transform_stream
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages import compress as stage
-from hermesctx.summarizers import NAMES
+from hermesctx.summary import NAMES
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
@@ -142,7 +142,7 @@ def _provider_name(provider: str | None) -> str:
 
 
 def _summarizer(name, settings, env, model, base_url, api_key, timeout):
-    from hermesctx.summarizers import make_summarizer
+    from hermesctx.summary import make_summarizer
 
     return make_summarizer(name, model=model or settings["auxiliary.compression.model"],
                            base_url=base_url or settings["auxiliary.compression.base_url"],

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.cli.runner import get_env
 from hermesctx.config import KEYS, NO_ENV, SECRET_KEYS, check_file, env_name, find_config, load_settings
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
@@ -42,7 +42,7 @@ def show(config_path, fmt):
     settings = load_settings(config_path, env=env.environ)
     values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
     if fmt == "json":
-        env.stdout.write(io.dumps({"config": settings.path, "settings": {
+        env.stdout.write(jsonio.dumps({"config": settings.path, "settings": {
             key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
             for key in KEYS}},
             pretty=True))
@@ -51,7 +51,7 @@ def show(config_path, fmt):
     width = max(map(len, KEYS))
     for key in KEYS:
         value = values[key]
-        shown = "null" if value is None else io.dumps(value).decode().strip() if not isinstance(value, str) else value
+        shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
         lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
     env.stdout.write(("\n".join(lines) + "\n").encode())
 

@@ -4,7 +4,7 @@ import itertools
 
 import click
 
-from hermesctx import formats, io
+from hermesctx import formats, jsonio
 from hermesctx.cli.options import format_options, input_options, output_options, report_options
 from hermesctx.cli.runner import ReportSink, get_env, open_input
 from hermesctx.errors import HermesctxError
@@ -61,7 +61,7 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
                     except HermesctxError as err:
                         raise (err.located(doc.where) if doc.where else err) from None
                     out = send.request(out, target, rep.setdefault("wire", {}))
-                    env.stdout.write(io.dumps(out, pretty=pretty))
+                    env.stdout.write(jsonio.dumps(out, pretty=pretty))
                     _report(env, sink, doc, rep, verbose)
         ok = True
     finally:
@@ -84,7 +84,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     rep = counts.report(log.fmt, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
-    _report(env, sink, io.Document(None, 0, None), rep, verbose)
+    _report(env, sink, jsonio.Document(None, 0, None), rep, verbose)
 
 
 def _report(env, sink, doc, rep: dict, verbose: bool) -> None:

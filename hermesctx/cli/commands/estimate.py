@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.cli.options import (
     budget_kwargs,
     budget_options,
@@ -57,7 +57,7 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
     if usage_path:
         from hermesctx.stages.normalize_usage import normalize_usage
 
-        usage = normalize_usage(io.read_json_file(usage_path), provider=None)
+        usage = normalize_usage(jsonio.read_json_file(usage_path), provider=None)
     over = False
     for doc in documents(env, input, jsonl, keep_raw=tee, **formats):
         try:
@@ -70,12 +70,12 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
             env.warn(warning)
         recorded = _recorded_usage(doc, report)
         over = over or report["would_compress"]
-        text = format_table(report).encode() if fmt == "table" else io.dumps(report, pretty=pretty)
+        text = format_table(report).encode() if fmt == "table" else jsonio.dumps(report, pretty=pretty)
         if recorded is not None and fmt == "table":
             text += (f"recorded by the log: {recorded['context_tokens']:,} tokens (estimate "
                      f"{recorded['difference']:+,})\n").encode()
         if tee:
-            raw = doc.raw if doc.raw is not None else io.dumps(doc.data)  # a log: as OpenAI JSON
+            raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
             env.stdout.write(raw if raw.endswith(b"\n") else raw + b"\n")
             env.stderr.write(text.decode())
         else:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.cli.options import input_options, lenient_option, output_options
 from hermesctx.cli.runner import documents, get_env
 from hermesctx.errors import HermesctxError
@@ -67,7 +67,7 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
     if pricing_path:
         from hermesctx.pricing import parse_table
 
-        table = parse_table(io.read_json_file(pricing_path), pricing_path)
+        table = parse_table(jsonio.read_json_file(pricing_path), pricing_path)
     summed = None
     costs: list[dict] = []
     skipped = 0
@@ -99,7 +99,7 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
             if cost is not None:
                 costs.append(cost)
             continue
-        env.stdout.write(io.dumps({**usage, "cost": cost} if cost is not None else usage, pretty=pretty))
+        env.stdout.write(jsonio.dumps({**usage, "cost": cost} if cost is not None else usage, pretty=pretty))
     if skipped:
         env.info(f"normalize-usage: skipped {skipped} input(s) without usage")
     if total:
@@ -109,7 +109,7 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
             from hermesctx.pricing import add_costs
 
             summed = {**summed, "cost": add_costs(costs)}
-        env.stdout.write(io.dumps(summed, pretty=pretty))
+        env.stdout.write(jsonio.dumps(summed, pretty=pretty))
 
 
 def _turn_model(data) -> str | None:

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from hermesctx import formats, io
+from hermesctx import formats, jsonio
 from hermesctx.cli.options import (
     config_options,
     format_kwargs,
@@ -69,7 +69,7 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path, **pa
         else:
             results = _sequential(env, input, jsonl, stages, fmt)
         for doc, out, reports in results:
-            env.stdout.write(out if isinstance(out, bytes) else io.dumps(out, pretty=pretty))
+            env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
             env.stdout.flush()
             for rep in reports:
                 describe = next((s.describe for s in stages if s.name == rep["stage"]), None)
@@ -118,14 +118,14 @@ def _worker_factory(entries, config_path, environ, pretty, source="auto", target
         try:
             from hermesctx.wire import send
 
-            data, info = formats.prepare(io.loads(raw), source)
+            data, info = formats.prepare(jsonio.loads(raw), source)
             out, reports = pipeline.run_document(stages, data, pipeline.wire_format(info, target))
             lost, wire = dict(info["lost"]), {}
             out = formats.write_back(out, info, target, lost, wire)
         except HermesctxError as err:
             raise err.located(f"line {line_no}") from None
         lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
-        return line_no, io.dumps(out, pretty=pretty), reports, lines
+        return line_no, jsonio.dumps(out, pretty=pretty), reports, lines
 
     return run
 
@@ -133,15 +133,15 @@ def _worker_factory(entries, config_path, environ, pretty, source="auto", target
 def _raw_lines(env, path, jsonl, log_check=False):
     """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
     input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
-    the BOM are handled as io.read_documents handles them."""
+    the BOM are handled as jsonio.read_documents handles them."""
     from hermesctx.cli.runner import open_input
 
     with open_input(env, path) as stream:
-        head, first = io.first_line(stream)
+        head, first = jsonio.first_line(stream)
         line_no = len(head)
         if jsonl is None or log_check:
             try:
-                value = io.loads(first)
+                value = jsonio.loads(first)
             except HermesctxError:
                 if jsonl is None:
                     yield None  # not JSON Lines: the whole input is one document
@@ -184,7 +184,7 @@ def _parallel(env, path, jsonl, entries, config_path, jobs, pretty, fmt):
     for index, (line_no, raw_out, reports, lost) in enumerate(results):
         for line in lost:
             env.warn(f"line {line_no}: {line}")
-        yield io.Document(None, index, line_no), raw_out, reports
+        yield jsonio.Document(None, index, line_no), raw_out, reports
 
 
 def _read_all(env, path):

@@ -5,12 +5,12 @@ from contextlib import closing
 
 import click
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.cli.options import config_options, settings_from
 from hermesctx.cli.runner import get_env, open_input
 from hermesctx.errors import FileIOError, UpstreamError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
-from hermesctx.summarizers import NAMES, SummarizerError
+from hermesctx.summary import NAMES, SummarizerError
 
 ROLES = ("system", "human", "gpt", "tool")
 
@@ -120,7 +120,7 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
             _entries(env, stream), config=config, count=count, summarizer=engine,
             concurrency=concurrency, aggregate=aggregate)) as outcomes:
         for outcome in outcomes:
-            env.stdout.write(io.dumps(outcome.entry))
+            env.stdout.write(jsonio.dumps(outcome.entry))
             done += 1
             if outcome.error:
                 env.warn(f"{outcome.tag}: trajectory failed ({outcome.error}); "
@@ -137,7 +137,7 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
     report = aggregate.to_dict()
     if metrics_path:
         try:
-            io.write_atomic(metrics_path, (json.dumps(report, indent=2) + "\n").encode())
+            jsonio.write_atomic(metrics_path, (json.dumps(report, indent=2) + "\n").encode())
         except OSError as exc:
             raise FileIOError(f"cannot write metrics {metrics_path}: {exc.strerror}") from None
     elif not env.quiet:
@@ -146,12 +146,12 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
 
 def _entries(env, stream):
     """``(entry, where)`` for every entry: JSON Lines (a line that is not JSON is skipped with a
-    warning, as Hermes does) or one pretty-printed document (:func:`io.read_entries`)."""
-    return io.read_entries(stream, env.warn)
+    warning, as Hermes does) or one pretty-printed document (:func:`jsonio.read_entries`)."""
+    return jsonio.read_entries(stream, env.warn)
 
 
 def _make_summarizer(name: str, settings, environ):
-    from hermesctx.summarizers import make_summarizer
+    from hermesctx.summary import make_summarizer
 
     if name == "extractive":
         try:

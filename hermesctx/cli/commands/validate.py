@@ -60,11 +60,11 @@ def command(input, jsonl, target, strict, out_format, reference, **params):
 
 
 def _references(env: Env, path: str) -> list:
-    from hermesctx import io
+    from hermesctx import jsonio
     from hermesctx.cli.runner import open_input
 
     with open_input(env, path) as stream:
-        return [doc.data for doc in io.read_documents(stream, jsonl=None)]
+        return [doc.data for doc in jsonio.read_documents(stream, jsonl=None)]
 
 
 def doc_target(doc: Any, target: str | None) -> str:

@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermesctx.summarizers import (
+from hermesctx.summary import (
     AUTH,
     CONNECTION,
     CONTEXT_LENGTH,

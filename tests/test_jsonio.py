@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from hermesctx import io
+from hermesctx import jsonio
 from hermesctx.errors import InputError
 
 
 def docs(raw: bytes, **kw):
-    return list(io.read_documents(_io.BytesIO(raw), **kw))
+    return list(jsonio.read_documents(_io.BytesIO(raw), **kw))
 
 
 def test_single_pretty_document():
@@ -27,7 +27,7 @@ def test_jsonl_detected_and_blank_lines_skipped():
 
 
 def test_jsonl_bad_line_is_located():
-    stream = io.read_documents(_io.BytesIO(b'[]\n[]\n{oops\n'))
+    stream = jsonio.read_documents(_io.BytesIO(b'[]\n[]\n{oops\n'))
     assert next(stream).data == [] and next(stream).data == []
     with pytest.raises(InputError) as err:
         next(stream)
@@ -51,17 +51,17 @@ def test_bom_is_accepted():
 
 def test_lossless_values_orjson_cannot_hold():
     raw = b'{"big": 123456789012345678901234567890, "s": "\\ud800x", "f": 1.0, "e": "\xc3\xa9"}'
-    value = io.loads(raw)
+    value = jsonio.loads(raw)
     assert value["big"] == 123456789012345678901234567890
-    out = io.dumps(value)
-    assert io.loads(out) == value
+    out = jsonio.dumps(value)
+    assert jsonio.loads(out) == value
     assert b"123456789012345678901234567890" in out
     assert "é".encode() in out  # unicode stays as-is
 
 
 def test_dumps_compact_pretty_and_unicode():
-    assert io.dumps({"a": [1, "日本"]}) == '{"a":[1,"日本"]}\n'.encode()
-    assert io.dumps({"a": 1}, pretty=True) == b'{\n  "a": 1\n}\n'
+    assert jsonio.dumps({"a": [1, "日本"]}) == '{"a":[1,"日本"]}\n'.encode()
+    assert jsonio.dumps({"a": 1}, pretty=True) == b'{\n  "a": 1\n}\n'
 
 
 def test_keep_raw():
@@ -71,7 +71,7 @@ def test_keep_raw():
 
 def test_write_atomic(tmp_path):
     target = tmp_path / "out.json"
-    io.write_atomic(str(target), b"{}")
+    jsonio.write_atomic(str(target), b"{}")
     assert target.read_bytes() == b"{}"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
@@ -80,13 +80,13 @@ def test_write_atomic(tmp_path):
                                   '"\\ud800"', "NaN", '{"x": Infinity}', "1e400", '  {"a": [1, {"b": null}]}  ',
                                   '{"a": "é日😀"}', "12345678901234567890123", "-0", "0.1"])
 def test_loads_like_json_gives_what_json_gives(text):
-    assert repr(io.loads_like_json(text)) == repr(json.loads(text))
+    assert repr(jsonio.loads_like_json(text)) == repr(json.loads(text))
 
 
 @pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "\ufeff{}", None, 12, {"a": 1}])
 def test_loads_like_json_raises_what_json_raises(text):
     with pytest.raises(Exception) as ours:
-        io.loads_like_json(text)
+        jsonio.loads_like_json(text)
     with pytest.raises(Exception) as theirs:
         json.loads(text)
     assert type(ours.value) is type(theirs.value)
@@ -96,8 +96,8 @@ def test_loads_like_json_raises_what_json_raises(text):
                                             ([[[[1.0]]]], True), ({"a": {"b": [1, 2, {"c": 0.5}]}}, True),
                                             ({"a": [1, "2", None, True]}, False), ([[], {}, [{}]], False)])
 def test_has_float_looks_everywhere(value, expected):
-    assert io._has_float(value) is expected
+    assert jsonio._has_float(value) is expected
 
 
 def test_a_twenty_digit_integer_stays_exact():
-    assert io.loads(b'{"usage": {"n": 123456789012345678901234}, "x": [0.5]}')["usage"]["n"] == 123456789012345678901234
+    assert jsonio.loads(b'{"usage": {"n": 123456789012345678901234}, "x": [0.5]}')["usage"]["n"] == 123456789012345678901234

@@ -3,8 +3,8 @@
 ``compress`` builds a :class:`SummaryRequest` (the whole prompt, already written, plus the raw
 turns for summarizers that work without a model) and asks a summarizer for the body text.
 
-* ``extractive`` (:mod:`hermesctx.summarizers.extractive`): no model, deterministic, offline.
-* ``anthropic`` / ``openai`` (:mod:`hermesctx.summarizers.providers`): the real SDKs, imported
+* ``extractive`` (:mod:`hermesctx.summary.extractive`): no model, deterministic, offline.
+* ``anthropic`` / ``openai`` (:mod:`hermesctx.summary.providers`): the real SDKs, imported
   lazily; timeouts, retries with backoff on 429/5xx, errors classified in
   :class:`SummarizerError` so a context-length failure is reported as such.
 """
@@ -64,9 +64,9 @@ def outgoing(request: SummaryRequest) -> SummaryRequest:
     return request if prompt == request.prompt else dataclasses.replace(request, prompt=prompt)
 
 
-_MODULES = {"extractive": ("hermesctx.summarizers.extractive", "ExtractiveSummarizer"),
-            "anthropic": ("hermesctx.summarizers.providers", "AnthropicSummarizer"),
-            "openai": ("hermesctx.summarizers.providers", "OpenAISummarizer")}
+_MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer"),
+            "anthropic": ("hermesctx.summary.providers", "AnthropicSummarizer"),
+            "openai": ("hermesctx.summary.providers", "OpenAISummarizer")}
 
 
 def make_summarizer(name: str, **options: Any) -> Summarizer:

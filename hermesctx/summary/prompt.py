@@ -15,7 +15,7 @@ from typing import Any
 
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
 from hermesctx.redact import hermes_only, redact
-from hermesctx.summary_text import (
+from hermesctx.summary.text import (
     IN_PROGRESS_HEADING,
     PENDING_ASKS_HEADING,
     REMAINING_WORK_HEADING,

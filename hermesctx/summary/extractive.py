@@ -16,9 +16,9 @@ from typing import Any
 from hermesctx.messages import calls_of
 from hermesctx.redact import redact, redact_value
 from hermesctx.stubs import summarize_tool_result
-from hermesctx.summarizers import SummaryRequest
-from hermesctx.summary_prompt import SECTIONS, is_real_user_message, strip_think_blocks
-from hermesctx.summary_text import text_view
+from hermesctx.summary import SummaryRequest
+from hermesctx.summary.prompt import SECTIONS, is_real_user_message, strip_think_blocks
+from hermesctx.summary.text import text_view
 
 _VERBS = {"read_file": "READ", "write_file": "WRITE", "patch": "PATCH", "terminal": "RUN",
           "execute_code": "RUN", "search_files": "SEARCH", "web_search": "SEARCH", "web_extract": "FETCH",

@@ -5,7 +5,7 @@ The stages are pure functions on plain dicts, so a dataset of transcripts maps o
 ``hermesctx run``, output files in the input's order::
 
     from dask.distributed import Client
-    from hermesctx.dask import run_files
+    from hermesctx.distributed import run_files
 
     with Client():                       # or Client("tcp://scheduler:8786")
         run_files(["s3://bucket/day1.jsonl", "s3://bucket/day2.jsonl"],
@@ -24,7 +24,7 @@ from typing import Any
 def _runner(entries: list, config_path: str | None):
     import sys
 
-    from hermesctx import io
+    from hermesctx import jsonio
     from hermesctx.cli import pipeline
     from hermesctx.cli.runner import Env
     from hermesctx.config import load_settings
@@ -34,8 +34,8 @@ def _runner(entries: list, config_path: str | None):
     stages = pipeline.build(entries, env, config_path=config_path, enabled=enabled)
 
     def run(line: str) -> str:
-        out, _ = pipeline.run_document(stages, io.loads(line))
-        return io.dumps(out).decode("utf-8").rstrip("\n")
+        out, _ = pipeline.run_document(stages, jsonio.loads(line))
+        return jsonio.dumps(out).decode("utf-8").rstrip("\n")
 
     return run
 
