@@ -131,6 +131,18 @@ class Settings:
     def source(self, key: str) -> str:
         return self.sources.get(key, "default")
 
+    def with_flags(self, flags: Mapping[str, Any]) -> Settings:
+        """A copy with flag values (dotted keys; None = not given) on top, each checked as a
+        config value is; ``self`` when no flag is given (nothing read again)."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        if not given:
+            return self
+        out = Settings(dict(self.values), dict(self.sources), self.path, self.notices)
+        for key, value in given.items():
+            out.values[key] = coerce(key, value, "flag")
+            out.sources[key] = "flag"
+        return out
+
 
 # keys that decide where transcripts and API keys are sent
 ROUTING_KEYS = ("auxiliary.compression.base_url", "auxiliary.compression.provider", "auxiliary.compression.api_key",
@@ -299,10 +311,7 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
         if name in env and key not in NO_ENV:
             settings.values[key] = coerce(key, env[name], name)
             settings.sources[key] = f"env {name}"
-    for key, value in (flags or {}).items():
-        if value is not None:
-            settings.values[key] = coerce(key, value, "flag")
-            settings.sources[key] = "flag"
+    settings = settings.with_flags(flags or {})
     _apply_redaction(settings, env)
     for notice in settings.notices:
         _notice(notice)

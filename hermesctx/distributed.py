@@ -26,8 +26,8 @@ def _runner(entries: list, config_path: str | None):
 
     from hermesctx import jsonio
     from hermesctx.cli import pipeline
-    from hermesctx.cli.runner import Env
     from hermesctx.config import load_settings
+    from hermesctx.context import Env
 
     env = Env(sys.stdin.buffer, sys.stdout.buffer, sys.stderr, environ=dict(os.environ), quiet=True)
     enabled = load_settings(config_path, env=env.environ)["compression.enabled"]

@@ -8,7 +8,7 @@ import pytest
 from conftest import EXAMPLES, invoke
 
 from hermesctx.cli import pipeline
-from hermesctx.cli.runner import Env
+from hermesctx.context import Env
 from hermesctx.errors import UsageError
 from hermesctx.parallel import ordered_map
 

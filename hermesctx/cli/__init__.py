@@ -103,7 +103,7 @@ def _on_sigterm(signum, frame) -> None:
 
 def main() -> None:
     """Console entry point."""
-    from hermesctx.cli.runner import Env
+    from hermesctx.context import Env
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(run(sys.argv[1:], Env.from_process()))

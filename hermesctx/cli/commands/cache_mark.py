@@ -10,10 +10,11 @@ from hermesctx.cli.options import (
     settings_from,
     transcript_options,
 )
-from hermesctx.cli.runner import documents, get_env, transform_stream
+from hermesctx.cli.runner import get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
 from hermesctx.stages import cache_mark as stage
+from hermesctx.transcripts import documents, transform_stream
 
 
 @click.command(epilog=EXIT_STATUS_HELP)

@@ -13,10 +13,11 @@ from hermesctx.cli.options import (
     settings_from,
     transcript_options,
 )
-from hermesctx.cli.runner import get_env, transform_stream
+from hermesctx.cli.runner import get_env
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages import compress as stage
 from hermesctx.summary import NAMES
+from hermesctx.transcripts import transform_stream
 
 
 @click.command(epilog=EXIT_STATUS_HELP)

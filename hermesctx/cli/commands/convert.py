@@ -6,10 +6,11 @@ import click
 
 from hermesctx import formats, jsonio
 from hermesctx.cli.options import format_options, input_options, output_options, report_options
-from hermesctx.cli.runner import ReportSink, get_env, open_input
+from hermesctx.cli.runner import get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages.convert import Counts, convert, describe
+from hermesctx.transcripts import ReportSink, open_input
 from hermesctx.wire import send
 
 _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "abandoned_branch_entries",

@@ -15,10 +15,11 @@ from hermesctx.cli.options import (
     output_options,
     settings_from,
 )
-from hermesctx.cli.runner import documents, get_env
+from hermesctx.cli.runner import get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
 from hermesctx.stages.estimate import EXACT, ROUGH, estimate, format_table
+from hermesctx.transcripts import documents
 
 
 @click.command(epilog=EXIT_STATUS_HELP)

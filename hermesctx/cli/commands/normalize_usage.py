@@ -4,10 +4,11 @@ import click
 
 from hermesctx import jsonio
 from hermesctx.cli.options import input_options, lenient_option, output_options
-from hermesctx.cli.runner import documents, get_env
+from hermesctx.cli.runner import get_env
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages.normalize_usage import PROVIDERS, add_usage, has_usage, model_of, normalize_usage
+from hermesctx.transcripts import documents
 
 # --provider also names the billing route, as Hermes's one provider drives both (--billing-provider wins)
 _BILLING = {"anthropic": "anthropic", "openai": "openai", "codex": "openai"}

@@ -12,9 +12,10 @@ from hermesctx.cli.options import (
     tail_budget,
     transcript_options,
 )
-from hermesctx.cli.runner import get_env, transform_stream
+from hermesctx.cli.runner import get_env
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.stages import prune as stage
+from hermesctx.transcripts import transform_stream
 
 _VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "truncate arguments"}
 

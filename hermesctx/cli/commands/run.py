@@ -16,10 +16,11 @@ from hermesctx.cli.options import (
     report_options,
     target_options,
 )
-from hermesctx.cli.runner import ReportSink, documents, get_env, write_back
+from hermesctx.cli.runner import get_env
 from hermesctx.config import load_settings
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
+from hermesctx.transcripts import ReportSink, documents, write_back
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
@@ -107,7 +108,7 @@ def _worker_factory(entries, config_path, environ, pretty, source="auto", target
     """Runs in each worker: the pipeline built once, then one raw JSON line at a time (parsed,
     run and serialized here, so the parent only moves bytes)."""
     from hermesctx.cli import pipeline
-    from hermesctx.cli.runner import Env
+    from hermesctx.context import Env
 
     env = Env(sys.stdin.buffer, sys.stdout.buffer, sys.stderr, environ=environ, quiet=True)
     enabled = load_settings(config_path, env=environ)["compression.enabled"]
@@ -134,7 +135,7 @@ def _raw_lines(env, path, jsonl, log_check=False):
     """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
     input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
     the BOM are handled as jsonio.read_documents handles them."""
-    from hermesctx.cli.runner import open_input
+    from hermesctx.transcripts import open_input
 
     with open_input(env, path) as stream:
         head, first = jsonio.first_line(stream)
@@ -188,7 +189,7 @@ def _parallel(env, path, jsonl, entries, config_path, jobs, pretty, fmt):
 
 
 def _read_all(env, path):
-    from hermesctx.cli.runner import open_input
+    from hermesctx.transcripts import open_input
 
     with open_input(env, path) as stream:
         return stream.read()

@@ -3,10 +3,11 @@ from __future__ import annotations
 import click
 
 from hermesctx.cli.options import format_kwargs, input_options, transcript_options
-from hermesctx.cli.runner import documents, get_env, transform_stream
+from hermesctx.cli.runner import get_env
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.messages import check_messages, messages_of
 from hermesctx.stages import sanitize as stage
+from hermesctx.transcripts import documents, transform_stream
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
@@ -41,7 +42,7 @@ def command(input, jsonl, stub, check, pretty, in_place, backup, report, **param
                          pretty=pretty, report=report, describe=stage.describe,
                          in_place=in_place, backup=backup, formats=fmt)
         return
-    from hermesctx.cli.commands.validate import report_problems
+    from hermesctx.transcripts import report_problems
     from hermesctx.wire.rules import check_pairing
 
     def checker(data, target, _line):

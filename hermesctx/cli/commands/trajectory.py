@@ -7,10 +7,11 @@ import click
 
 from hermesctx import jsonio
 from hermesctx.cli.options import config_options, settings_from
-from hermesctx.cli.runner import get_env, open_input
+from hermesctx.cli.runner import get_env
 from hermesctx.errors import FileIOError, UpstreamError, UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.summary import NAMES, SummarizerError
+from hermesctx.transcripts import open_input
 
 ROLES = ("system", "human", "gpt", "tool")
 
