@@ -390,3 +390,17 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
                      + (f" ({extra} not counted)" if extra else "") + "\n")
     env.stderr.flush()
     return ExitStatus.CHECK_FAILED if counted else ExitStatus.OK
+
+
+def report_each(env: Env, docs: Iterable[jsonio.Document],
+                fn: Callable[[jsonio.Document], tuple[bytes, str | None, bool]]) -> ExitStatus:
+    """A command that reports on each document instead of rewriting it (``estimate``,
+    ``cache-mark --check``): ``fn(doc) -> (stdout bytes, stderr text or None, failed)``;
+    exit 1 when any failed."""
+    failed = False
+    for _doc, (out, err, bad) in located(docs, fn):
+        failed = failed or bad
+        env.stdout.write(out)
+        if err is not None:
+            env.stderr.write(err)
+    return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK

@@ -27,3 +27,33 @@ def get_context(config_path: str | None = None, *, reports: bool = True) -> Cont
         found = root.meta[key] = Context(env, config_path)
     found.reports = reports
     return found
+
+
+_IO = ("input", "jsonl", "pretty", "in_place", "backup", "report")
+
+
+def run_stage(stage, params: dict) -> None:
+    """A transcript command: its flags become ``stage.Options``, ``stage.build`` makes the
+    function of one document, and :func:`hermesctx.transcripts.transform_stream` runs it."""
+    from hermesctx.cli.options import format_kwargs, options_from
+    from hermesctx.transcripts import transform_stream
+
+    env = get_env()
+    io = {key: params.pop(key, None) for key in _IO}
+    formats = format_kwargs(params)
+    ctx = get_context(params.pop("config_path", None), reports=bool(io["report"]) or not env.quiet)
+    fn = stage.build(options_from(stage.Options, params), ctx)
+    transform_stream(env, io["input"], fn, jsonl=io["jsonl"], pretty=bool(io["pretty"]),
+                     report=io["report"], describe=stage.describe, in_place=bool(io["in_place"]),
+                     backup=bool(io["backup"]), formats=formats)
+
+
+def input_documents(params: dict, *, keep_raw: bool = False):
+    """``(env, documents)`` for a command that reads transcripts without rewriting them (its
+    input and format options taken out of ``params``)."""
+    from hermesctx.cli.options import format_kwargs
+    from hermesctx.transcripts import documents
+
+    env = get_env()
+    path, jsonl = params.pop("input", "-"), params.pop("jsonl", None)
+    return env, documents(env, path, jsonl, keep_raw=keep_raw, **format_kwargs(params))

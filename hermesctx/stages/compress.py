@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -31,6 +32,7 @@ from hermesctx.messages import (
     part_type,
     with_messages,
 )
+from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
@@ -606,6 +608,9 @@ def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n:
 
 
 def describe(report: dict) -> str:
+    if "expanded" in report:  # a report of --expand (hermesctx.archive.expand)
+        return (f"restored {report['restored']} messages from {report['archive']}" if report["expanded"]
+                else report["reason"])
     if not report.get("compressed"):
         return f"{report['headline']}: {report['reason']}"
     line = f"{report['headline']} ({report['summarizer']}); {report['token_line']}"
@@ -614,3 +619,109 @@ def describe(report: dict) -> str:
     if report.get("warning"):
         line += f"; warning: {report['warning']}"
     return line
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    summarizer: str | None = option(
+        flag="--summarizer", choices=("extractive", "anthropic", "openai"),
+        help="Who writes the summary (default: config summarizer.name / auxiliary.compression."
+             "provider, else extractive: offline, no model).")
+    summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",
+                                       help="Model of the summarizer (config auxiliary.compression.model).")
+    base_url: str | None = option(flag="--base-url", key="auxiliary.compression.base_url",
+                                  help="Summarizer endpoint, e.g. any OpenAI-compatible server (env OPENAI_BASE_URL).")
+    api_key: str | None = option(flag="--api-key", key="auxiliary.compression.api_key",
+                                 help="Summarizer API key (env ANTHROPIC_API_KEY / OPENAI_API_KEY).")
+    timeout: float | None = option(
+        flag="--timeout", kind=float, low=0, open_low=True, key="auxiliary.compression.timeout",
+        help="Deadline in seconds for each whole summarizer request, not per read "
+             "(config auxiliary.compression.timeout).")
+    focus: str | None = option(flag="--focus", help="Topic that gets 60-70% of the summary budget.")
+    protect_first_n: int | None = option(flag="--protect-first-n", kind=int, low=0,
+                                         key="compression.protect_first_n",
+                                         help="Messages after the system prompt always kept (default 3).")
+    protect_last_n: int | None = option(
+        flag="--protect-last-n", kind=int, low=1, key="compression.protect_last_n",
+        help="Minimum of recent messages kept (default 20, at most 8 count toward the tail floor).")
+    tail_tokens: int | None = option(
+        flag="--tail-tokens", kind=int, low=1,
+        help="Token budget of the protected tail (default: threshold x target ratio of the model).")
+    if_needed: bool = option(False, flag="--if-needed", kind=bool,
+                             help="Only compress transcripts at or over the threshold.")
+    archive_dir: str | None = option(
+        flag="--archive", path="dir", key="archive.dir",
+        help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
+    expand: bool = option(False, flag="--expand", kind=bool,
+                          help="Reverse a compression made with --archive, reading only from that DIR.")
+    hermes_note: bool | None = option(
+        flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
+        help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
+             "added to the system prompt (config compression.hermes_note; default: only when the "
+             "system prompt mentions those files, i.e. a Hermes transcript).")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``; with ``expand`` the
+    reverse, reading only from the archive directory."""
+    settings = ctx.settings_with(flags(options))
+    directory = settings["archive.dir"]
+    if options.expand:
+        from functools import partial
+
+        from hermesctx.archive import expand
+        from hermesctx.errors import UsageError
+
+        if not directory:
+            raise UsageError("--expand reads archives only from the archive directory: "
+                             "give --archive DIR (or archive.dir in the config)")
+        return partial(expand, directory=directory)
+    name = (options.summarizer or settings["summarizer.name"]
+            or _provider_name(settings["auxiliary.compression.provider"]))
+    primary = _summarizer(name, settings, ctx.env)
+    fallback = None if name == "extractive" else _summarizer("extractive", settings, ctx.env)
+    archiver = None
+    if directory:
+        from hermesctx.archive import Archiver
+
+        archiver = Archiver(directory)
+
+    def run(doc):
+        budgets = ctx.budgets(settings, doc)[0]
+        if options.if_needed:
+            size = tokens.rough_messages(messages_of(doc))
+            if size < budgets.threshold_tokens:
+                return doc, {"compressed": False, "headline": "Not compressed",
+                             "reason": f"~{size:,} tokens is under the threshold of {budgets.threshold_tokens:,}"}
+        out, report = compress(doc, summarizer=primary, fallback_summarizer=fallback,
+                               protect_first_n=settings["compression.protect_first_n"],
+                               protect_last_n=settings["compression.protect_last_n"],
+                               tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
+                               max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
+                               archive=archiver, hermes_note=settings["compression.hermes_note"])
+        if report.get("warning"):
+            ctx.env.warn(report["warning"])
+        return out, report
+
+    return run
+
+
+def _provider_name(provider: str | None) -> str:
+    provider = (provider or "").strip().lower()
+    if provider == "anthropic":
+        return "anthropic"
+    if provider in ("openai", "openrouter", "custom", "ollama", "vllm", "lmstudio"):
+        return "openai"
+    return "extractive"
+
+
+def _summarizer(name, settings, env):
+    """The summarizer ``name`` with the summarizer settings (model, endpoint, key, timeout)."""
+    from hermesctx.summary import make_summarizer
+
+    return make_summarizer(name, model=settings["auxiliary.compression.model"],
+                           base_url=settings["auxiliary.compression.base_url"],
+                           api_key=settings["auxiliary.compression.api_key"],
+                           timeout=settings["auxiliary.compression.timeout"],
+                           retries=settings["summarizer.retries"], env=env.environ,
+                           max_failures=settings["summarizer.max_failures"], warn=env.warn)

@@ -13,6 +13,7 @@ provider ``usage`` object when one is given (``input + cache_read + cache_write`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -20,6 +21,7 @@ from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
 from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
 from hermesctx.messages import ANTHROPIC, check_strict, detect_format, messages_of, system_text
 from hermesctx.models import resolve_context_length
+from hermesctx.options import BudgetOptions, flags, option
 
 ROUGH = "rough"
 EXACT = "exact"
@@ -208,3 +210,67 @@ def format_table(report: dict) -> str:
     for item in report.get("per_message", []):
         lines.append(f"#{item['index']:<5} {str(item['role']):<10} {item['tokens']:>8,}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    method: str = option(EXACT, flag="--method", choices=(EXACT, ROUGH), show_default=True,
+                         help="exact: tiktoken; rough: Hermes's character estimate.")
+    encoding: str | None = option(flag="--encoding", choices=("o200k_base", "cl100k_base"),
+                                  help="Encoding for --method exact (default: from the model).")
+    usage_path: str | None = option(flag="--usage", path="file",
+                                    help="Provider usage JSON whose prompt tokens replace the estimate.")
+    per_message: bool = option(False, flag="--per-message", kind=bool, help="Add a row per message.")
+    report_format: str = option("json", flag="--format", choices=("json", "table"), show_default=True)
+    tee: bool = option(False, flag="--tee", kind=bool,
+                       help="Pass the input through to stdout unchanged (not rewritten for the wire: "
+                            "the one command that does not); report on stderr.")
+    check: bool = option(False, flag="--check", kind=bool, help="Exit 1 when a request reaches the threshold.")
+
+
+def build(options: Options, ctx, *, pretty: bool = False):
+    """``estimate`` of one document read by :func:`hermesctx.transcripts.documents`:
+    ``(stdout bytes, stderr text or None, failed)`` for
+    :func:`hermesctx.transcripts.report_each`; failed (with ``check``) when it would compress."""
+    from hermesctx import jsonio
+
+    settings = ctx.settings_with(flags(options))
+    usage = None
+    if options.usage_path:
+        from hermesctx.stages.normalize_usage import normalize_usage
+
+        usage = normalize_usage(jsonio.read_json_file(options.usage_path), provider=None)
+
+    def run(doc):
+        report = estimate(doc.data, **ctx.model(settings, doc.data), method=options.method,
+                          encoding=options.encoding, usage=usage, per_message=options.per_message,
+                          **ctx.budget_rules(settings))
+        for warning in report.get("warnings", ()):
+            ctx.env.warn(warning)
+        recorded = _recorded_usage(doc, report)
+        table = options.report_format == "table"
+        text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
+        if recorded is not None and table:
+            text += (f"recorded by the log: {recorded['context_tokens']:,} tokens (estimate "
+                     f"{recorded['difference']:+,})\n").encode()
+        failed = bool(options.check and report["would_compress"])
+        if not options.tee:
+            return text, None, failed
+        raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
+        return (raw if raw.endswith(b"\n") else raw + b"\n"), text.decode(), failed
+
+    return run
+
+
+def _recorded_usage(doc, report: dict) -> dict | None:
+    """For a session log that recorded its usage: that figure beside the estimate (added to
+    ``report`` as ``recorded_usage``)."""
+    info = getattr(doc, "info", None)
+    if not info or "usage" not in info:
+        return None
+    from hermesctx.stages.convert import usage_report
+
+    recorded = usage_report(info, report)
+    if recorded is not None:
+        report["recorded_usage"] = recorded
+    return recorded

@@ -13,6 +13,7 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -25,6 +26,7 @@ from hermesctx.messages import (
     part_type,
     with_messages,
 )
+from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.stubs import summarize_tool_result
 
 DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
@@ -358,3 +360,45 @@ def describe(report: dict) -> str:
     if report.get("tokens_before") is None:
         return line
     return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+
+
+_VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "truncate arguments"}
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    # Hermes's protect_tail_count may be 0 here (no floor: the token budget alone); the config
+    # key keeps its own range (>= 1), so the flag is not checked as the key
+    protect_last_n: int | None = option(
+        flag="--protect-last-n", kind=int, low=0, key="compression.protect_last_n", own_range=True,
+        help="Always protect at least the last N messages; 0: no floor "
+             "(default 20, config compression.protect_last_n).")
+    tail_tokens: int | None = option(
+        flag="--tail-tokens", kind=int, low=0,
+        help="Token budget of the protected tail (0: count only; default: from the model's budgets).")
+    dry_run: bool = option(False, flag="--dry-run", kind=bool,
+                           help="List what would change on stderr; output the input unchanged.")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``. The report's token
+    counts cost more than the pruning: skipped when nothing reads the reports."""
+    settings = ctx.settings_with(flags(options))
+    last_n = options.protect_last_n
+    if last_n is None:
+        last_n = settings["compression.protect_last_n"]
+
+    def run(doc):
+        budget = options.tail_tokens
+        if budget is None:
+            budget = ctx.budgets(settings, doc)[0].tail_token_budget
+        new, rep = prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=ctx.reports)
+        if options.dry_run:
+            for change in rep["changes"]:
+                block = f" block {change['block']}" if "block" in change else ""
+                ctx.env.info(f"would {_VERBS[change['change']]}: messages[{change['index']}]{block}")
+            rep["dry_run"] = True
+            return doc, rep
+        return new, rep
+
+    return run

@@ -22,9 +22,11 @@ input.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.messages import check_messages, messages_of, with_messages
+from hermesctx.options import option
 from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
@@ -633,3 +635,23 @@ def describe(report: dict) -> str:
         if report.get(key):
             parts.append(f"{report[key]} {what}")
     return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Options:
+    stub: bool = option(False, flag="--stub", kind=bool,
+                        help="Inject stub results for calls that lost theirs (Hermes's pre-API repair) "
+                             "instead of removing the calls.")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``."""
+    stub = bool(options.stub)
+    return lambda doc: sanitize(doc, stub=stub)
+
+
+def check(doc: Any, target: str, _line: int | None = None) -> list:
+    """``sanitize --check``: the tool-pairing problems of one document (what sanitize itself
+    refuses is an error, exit 3)."""
+    check_messages(messages_of(doc))
+    return check_pairing(doc, target)

@@ -68,15 +68,15 @@ def check(file):
         hermesctx config check hermesctx.yaml
         hermesctx config check ~/.hermes/config.yaml && echo ok
     """
-    from hermesctx.cli.pipeline import validate
     from hermesctx.config import flatten, read_config_file
+    from hermesctx.pipeline import validate
 
     env = get_env()
     problems = check_file(file)
     if not problems or not problems[0].startswith(("config ", "cannot ")):
         pipeline = flatten(read_config_file(file))[0].get("pipeline")
         if isinstance(pipeline, list) and pipeline:
-            problems += validate(pipeline, file)
+            problems += validate(pipeline)
     for problem in problems:
         text = problem if problem.startswith(("config ", "cannot ")) else f"{file}: {problem}"
         env.stderr.write(text + "\n")
