@@ -348,3 +348,23 @@ def check_file(path: str) -> list[str]:
         except UsageError as exc:
             problems.append(str(exc).removeprefix("x: "))
     return problems
+
+
+def render(settings: Settings, fmt: str, environ: Mapping[str, str]) -> bytes:
+    """``config show``: every setting, its value and its source (an API key masked), as a
+    table or as JSON."""
+    from hermesctx import jsonio
+    from hermesctx.redact import mask
+
+    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
+    if fmt == "json":
+        return jsonio.dumps({"config": settings.path, "settings": {
+            key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
+            for key in KEYS}}, pretty=True)
+    lines = [f"# config file: {settings.path or find_config(None, environ) or '(none)'}"]
+    width = max(map(len, KEYS))
+    for key in KEYS:
+        value = values[key]
+        shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
+        lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
+    return ("\n".join(lines) + "\n").encode()

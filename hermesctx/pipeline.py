@@ -115,6 +115,19 @@ def wire_format(info: dict | None, target: str | None) -> str | None:
     return found if found in formats.PLAIN else formats.OPENAI
 
 
+def check_config(path: str) -> list[str]:
+    """``config check``: every problem of a config file (its keys, then its pipeline), each
+    line naming the file."""
+    from hermesctx.config import check_file, flatten, read_config_file
+
+    problems = check_file(path)
+    if not problems or not problems[0].startswith(("config ", "cannot ")):
+        entries = flatten(read_config_file(path))[0].get("pipeline")
+        if isinstance(entries, list) and entries:
+            problems += validate(entries)
+    return [p if p.startswith(("config ", "cannot ")) else f"{path}: {p}" for p in problems]
+
+
 def validate(entries: Any) -> list[str]:
     """Problems with a pipeline list, without building its stages."""
     try:

@@ -9,9 +9,11 @@ The branch is picked from the shape of the JSON (decision D9) or forced with ``p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.options import option
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -284,3 +286,110 @@ def add_usage(total: dict | None, one: dict) -> dict:
     if out.get("provider") != one.get("provider"):
         out["provider"] = "mixed"
     return out
+
+
+# the usage format also names the billing route, as Hermes's one provider drives both
+# (--billing-provider wins)
+_BILLING = {"anthropic": "anthropic", "openai": "openai", "codex": "openai"}
+_ZERO = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+         "prompt_tokens", "total_tokens", "request_count")
+
+
+@dataclass(frozen=True)
+class Options:
+    usage_format: str | None = option(
+        flag="--usage-format", choices=PROVIDERS, aliases=("--provider",),
+        help="Force the usage shape: anthropic (Messages), openai (Chat Completions and "
+             "compatibles), codex (Responses). Default: detected from the JSON. Also the "
+             "billing route (codex: openai) unless --billing-provider is given.")
+    model: str | None = option(flag="--model", short="-m",
+                               help='Price the usage for this model (default: the response\'s own "model").')
+    billing_provider: str | None = option(
+        flag="--billing-provider",
+        help="Billing route for the price, as in Hermes (anthropic, openai, bedrock, google, "
+             "deepseek, fireworks, openai-codex, ...), or auto: the vendor of each input's usage "
+             "shape. Without it only provider/model names such as anthropic/claude-opus-4.7 "
+             "are priced, as in Hermes.")
+    base_url: str | None = option(flag="--base-url", help="Endpoint the call went to (selects the billing route).")
+    pricing_path: str | None = option(
+        flag="--pricing", path="file",
+        help='Price table JSON ({"prices": [...]}, USD per million tokens) replacing the built-in snapshot.')
+    total: bool = option(False, flag="--sum", kind=bool,
+                         help="One object: the session totals over every input (costs summed per call).")
+    no_cost: bool = option(False, flag="--no-cost", kind=bool, help="Leave the cost out.")
+    skip_no_usage: bool = option(
+        False, flag="--skip-no-usage", kind=bool,
+        help="Skip inputs that hold no usage (the other events of a recorded stream) instead of "
+             "failing; the count goes to stderr.")
+
+
+def run(options: Options, ctx, docs, *, pretty: bool = False) -> None:
+    """``hermesctx normalize-usage`` over documents: each usage normalized and priced, on
+    stdout one by one, or (``total``) summed into one object at the end."""
+    from hermesctx import jsonio
+    from hermesctx.transcripts import located
+
+    env = ctx.env
+    table = None
+    if options.pricing_path:
+        from hermesctx.pricing import parse_table
+
+        table = parse_table(jsonio.read_json_file(options.pricing_path), options.pricing_path)
+    summed = None
+    costs: list[dict] = []
+    skipped = 0
+    line_model = None  # a Codex rollout names its model in turn_context lines, not with the usage
+
+    def one(doc):
+        nonlocal line_model
+        line_model = _turn_model(doc.data) or line_model
+        if options.skip_no_usage and not has_usage(doc.data):
+            return None
+        return normalize_usage(doc.data, provider=options.usage_format)
+
+    for doc, usage in located(docs, one):
+        if usage is None:
+            skipped += 1
+            continue
+        for warning in usage.pop("warnings", ()):
+            env.warn(f"{doc.where}: {warning}" if doc.where else warning)
+        cost = _cost(options, env, usage, options.model or model_of(doc.data) or line_model, table)
+        if options.total:
+            summed = add_usage(summed, usage)
+            if cost is not None:
+                costs.append(cost)
+            continue
+        env.stdout.write(jsonio.dumps({**usage, "cost": cost} if cost is not None else usage, pretty=pretty))
+    if skipped:
+        env.info(f"normalize-usage: skipped {skipped} input(s) without usage")
+    if options.total:
+        if summed is None:
+            summed = {"provider": None, **dict.fromkeys(_ZERO, 0)}
+        if costs:
+            from hermesctx.pricing import add_costs
+
+            summed = {**summed, "cost": add_costs(costs)}
+        env.stdout.write(jsonio.dumps(summed, pretty=pretty))
+
+
+def _cost(options: Options, env, usage: dict, model: str | None, table) -> dict | None:
+    """Hermes's cost estimate for one usage, or None (no model, or --no-cost)."""
+    if not model or options.no_cost:
+        return None
+    from hermesctx.pricing import estimate_cost, guess_billing_provider
+
+    route = options.billing_provider if options.billing_provider is not None else _BILLING.get(options.usage_format)
+    if route == "auto":
+        route = guess_billing_provider(usage["provider"], model, table)
+    cost = estimate_cost(usage, model, provider=route, base_url=options.base_url, table=table)
+    if cost["status"] == "unknown" and not options.billing_provider and not options.base_url:
+        env.warn(f"no price for {model!r} without a billing route: pass --billing-provider")
+    return cost
+
+
+def _turn_model(data) -> str | None:
+    if isinstance(data, dict) and data.get("type") == "turn_context":
+        payload = data.get("payload")
+        model = payload.get("model") if isinstance(payload, dict) else None
+        return model if isinstance(model, str) and model else None
+    return None
