@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 DEFAULT_CONTEXT_LENGTH = 256_000
-MINIMUM_CONTEXT_LENGTH = 64_000
 
 # Hermes 0.19.0's built-in table, in its order (ties in key length keep this order). Keys with
 # capitals never match a lower-cased name; they are kept so the table stays complete.

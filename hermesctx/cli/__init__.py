@@ -1,7 +1,9 @@
 """The ``hermesctx`` command line: a click group whose subcommands load on first use.
 
-Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``
-and only parses options, calls one core function and writes the result. Errors are caught once
+Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``:
+its options (generated from the stage's ``Options`` where it has one) go to one core entry
+(:mod:`hermesctx.transcripts`, :mod:`hermesctx.pipeline` or a stage's driver), which reads,
+runs and writes. Errors are caught once
 here: one line on stderr (``hermesctx: error: …``) and the documented exit status; the
 traceback only with ``--traceback`` or ``HERMESCTX_TRACEBACK=1``.
 
@@ -53,14 +55,7 @@ class LazyGroup(click.Group):
         module_name = COMMANDS.get(name)
         if module_name is None:
             return None
-        qualified = f"hermesctx.cli.commands.{module_name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                return None  # not built yet
-            raise
-        return module.command
+        return importlib.import_module(f"hermesctx.cli.commands.{module_name}").command
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -1,8 +1,6 @@
-"""Option bundles: the same flag means the same thing in every command.
-
-Each bundle is a decorator that adds a group of click options; commands stack the ones they
-need (sqlite-utils' ``output_options`` style). Values a config file can also set default to
-None here, so :func:`settings_from` can tell "not given" from "given".
+"""Click options: generated from a stage's ``Options`` (:func:`stage_options`), plus the
+input/output bundles every command shares. The same flag means the same thing in every
+command. Values a config file can also set default to None, so "not given" stays apparent.
 """
 
 from __future__ import annotations

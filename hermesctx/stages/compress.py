@@ -63,8 +63,6 @@ from hermesctx.summary.text import (
 )
 
 MIN_TAIL_FLOOR = 8
-SUMMARY_FLOOR = 2000
-SUMMARY_RATIO = 0.20
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"
 FALLBACK_MAX_CHARS = 8000
 FALLBACK_TURN_MAX_CHARS = 700
@@ -180,7 +178,10 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
 
 
 def summary_budget(turns: list, max_summary_tokens: int) -> int:
-    return max(SUMMARY_FLOOR, min(int(tokens.rough_messages(turns) * SUMMARY_RATIO), max_summary_tokens))
+    """:func:`hermesctx.budgets.summary_budget` of the turns' rough size."""
+    from hermesctx.budgets import summary_budget as budget_for
+
+    return budget_for(tokens.rough_messages(turns), max_summary_tokens)
 
 
 # --- the deterministic fallback (Hermes's, when no summarizer could answer) ------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from hermesctx import formats
-from hermesctx.messages import content_text
 
 
 def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENAI,
@@ -67,18 +66,6 @@ def describe(report: dict) -> str:
     if report["lost"]:
         line += "; not kept: " + ", ".join(f"{what} ({n})" for what, n in report["lost"].items())
     return line
-
-
-def text_of(messages: list) -> list[str]:
-    """Every piece of text of a transcript, in order (for tests of text preservation)."""
-    out = []
-    for msg in messages:
-        text = content_text(msg.get("content"))
-        if text:
-            out.append(text)
-        if msg.get("reasoning"):
-            out.append(msg["reasoning"])
-    return out
 
 
 def usage_report(info: dict, estimate_report: dict) -> dict | None:
