@@ -4,7 +4,7 @@ The config file is YAML with Hermes's own keys (a Hermes ``config.yaml`` works u
 hermesctx's sections. It is found by ``--config FILE``, then ``HERMESCTX_CONFIG``, then
 ``./hermesctx.yaml``, then ``$XDG_CONFIG_HOME/hermesctx/config.yaml``. Environment variables
 are ``HERMESCTX_`` + the dotted key upper-cased with dots as underscores
-(``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated (decision D4).
+(``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated: a typo is an error, not a silent default.
 
 A ``./hermesctx.yaml`` found in the working directory (not named with ``--config`` or
 ``HERMESCTX_CONFIG``) is used, but when it sets where the summarizer sends transcripts and keys
@@ -62,7 +62,7 @@ KEYS: dict[str, Key] = {
                                    doc="Hermes's MEMORY.md/USER.md sentence in the compaction note "
                                        "(null: only for a Hermes transcript)"),
     "compression.budget_rules": Key("documented", str, lambda v: v in ("documented", "hermes-0.19"),
-                                    "documented or hermes-0.19", "which budget formulas apply (D1)"),
+                                    "documented or hermes-0.19", "which budget formulas apply (documented: Hermes's docs; hermes-0.19: its code)"),
     "model.default": Key(None, _OPT_STR, doc="model name (context window, encoding, prices)"),
     "model.provider": Key(None, _OPT_STR),
     "model.base_url": Key(None, _OPT_STR),

@@ -65,7 +65,7 @@ def with_messages(doc: Any, messages: list) -> Any:
     return out
 
 
-# --- strict input (D14) ---------------------------------------------------------------------
+# --- strict input (what Hermes would misread is an error) ---------------------------------------------------------------------
 
 _LENIENT: ContextVar[bool] = ContextVar("hermesctx_lenient", default=False)
 
@@ -117,7 +117,7 @@ def has_role(msg: dict) -> bool | None:
 def check_messages(messages: list, *, require_tool_ids: bool = False,
                    lenient: bool | None = None) -> None:
     """Reject what no stage can work on: a message that is not an object (Hermes crashes on
-    it). Strict input (the default, D14) also rejects a message without a string ``role``;
+    it). Strict input (the default) also rejects a message without a string ``role``;
     ``lenient`` (default: :func:`is_lenient`) lets it through as Hermes does.
 
     With ``require_tool_ids`` a ``tool`` message must also carry a ``tool_call_id`` (commands

@@ -128,7 +128,7 @@ def _set_lenient(ctx: click.Context, param: click.Parameter, value: bool) -> Non
     ctx.call_on_close(restore)
 
 
-# D14: strict input by default; the flag reaches the core through hermesctx.messages (a context
+# strict input by default (what Hermes would misread is an error, not a guess); the flag reaches the core through hermesctx.messages (a context
 # variable read by check_messages, detection and usage counting), so no command passes it on
 lenient_option = click.option(
     "--lenient", is_flag=True, expose_value=False, callback=_set_lenient,

@@ -1,14 +1,14 @@
-"""Anthropic prompt-cache breakpoints, strategy ``system_and_3`` (spec 40 §A; decision D8).
+"""Anthropic prompt-cache breakpoints, strategy ``system_and_3``.
 
 Hermes's placement: the system prompt at index 0, then the last 3 messages that can carry a
 marker (the last 4 when there is no system prompt). Where the marker goes depends on the
 content (string → one text part; list → its last element; empty → the message itself) and on
 the layout: *envelope* for OpenAI-wire requests (OpenRouter; only content parts count) or
-*native* for the Anthropic transport (top-level markers allowed). D8: markers already in the
+*native* for the Anthropic transport (top-level markers allowed). Unlike Hermes, markers already in the
 input are removed first, so a request never carries more than 4 and re-running changes nothing.
 
 Anthropic request bodies (top-level ``system``, content blocks) are marked as Hermes's adapter
-would mark them after conversion (spec A.9).
+would mark them after conversion.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""compress: head / middle / tail compaction with a structured handoff summary (spec 30, D7).
+"""compress: head / middle / tail compaction with a structured handoff summary.
 
 The four phases of Hermes's ``ContextCompressor.compress()``:
 
@@ -10,7 +10,7 @@ The four phases of Hermes's ``ContextCompressor.compress()``:
 4. assemble head + summary + tail, then repair tool pairs (:mod:`hermesctx.stages.sanitize`).
 
 Stateless: a summary already in the transcript is found and updated, never stacked. Where
-Hermes can lose information hermesctx does not (D7): the latest real user message is never
+Hermes can lose information hermesctx does not: the latest real user message is never
 summarized away, nothing-to-compress returns the input, a failed summarizer falls back to the
 extractive one and then to Hermes's deterministic fallback, and a result larger than the input
 is not emitted.
@@ -141,7 +141,7 @@ def _last_assistant(messages: list, head_end: int) -> int:
 
 
 def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20) -> int:
-    """Index where the tail starts (spec 30.2.3): a walk back under a soft ceiling of 1.5 x the
+    """Index where the tail starts, as Hermes finds it: a walk back under a soft ceiling of 1.5 x the
     budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
     user and text-bearing assistant messages anchored in the tail."""
     n = len(messages)
@@ -246,7 +246,7 @@ def failure_reason(err: Any) -> str:
 
 
 def static_fallback_summary(turns: list, *, reason: str | None = None, had_previous: bool = False) -> str:
-    """Hermes's ``_build_static_fallback_summary`` (spec 30.7.4), prefix included."""
+    """Hermes's ``_build_static_fallback_summary``, prefix included."""
     asks, said, done, files, blockers, dropped = [], [], [], [], [], []
     calls: dict[str, tuple[str, str]] = {}
     for msg in turns:
@@ -364,7 +364,7 @@ def _with_note(msg: dict, hermes: bool) -> dict:
 
 
 def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
-    """``(role, merge)`` for the summary (spec 30.6.2): never two same-role neighbours; merge
+    """``(role, merge)`` for the summary, as Hermes picks it: never two same-role neighbours; merge
     into the tail's first message when no role fits."""
     n = len(messages)
     last_head = messages[start - 1].get("role", "user") if start > 0 else "user"
@@ -382,7 +382,7 @@ def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
 
 def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None,
              hermes_note: bool = True) -> list:
-    """Head (note on a leading system prompt) + summary + tail (spec 30.6), before repair. The
+    """Head (note on a leading system prompt) + summary + tail, as Hermes assembles them, before repair. The
     summary carries no flag: it is found by its text, as Hermes finds it."""
     out = []
     for i in range(start):
@@ -390,7 +390,7 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
         out.append(_with_note(msg, hermes_note) if i == 0 and msg.get("role") == "system" else msg)
     role, merge = summary_role(messages, start, end)
     if merge and end >= len(messages):
-        merge = False  # D7: nothing to merge into; keep the summary as its own message
+        merge = False  # nothing to merge into (Hermes would drop it); keep the summary as its own message
     if not merge:
         out.append({"role": role, "content": summary + "\n\n" + END_MARKER, **(extra or {})})
     for i in range(end, len(messages)):
@@ -454,7 +454,7 @@ def _note_archive(out: list, note: dict) -> list:
 
 def feedback(before: list, after: list, before_tokens: int, after_tokens: int, *,
              fallback: bool = False, dropped: int | None = None, reason: str | None = None) -> dict:
-    """Hermes's report lines (spec 30.8)."""
+    """Hermes's report lines."""
     noop = after == before
     n, m = len(before), len(after)
     if fallback:
@@ -513,7 +513,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         return _nothing(messages, "only tool results after the head", base)
     end = tail_cut(pruned, start, tail_token_budget, protect_last_n)
 
-    # D7: the latest real user message is kept verbatim, never summarized away
+    # the latest real user message is kept verbatim, never summarized away (Hermes may lose it)
     u = _last_user(pruned, start)
     if 0 <= u < end:
         base["latest_user_kept"] = u
@@ -532,7 +532,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     idx, previous = find_latest_summary(pruned, search_from, end)
     def middle(source: list) -> list:
         if idx is not None and idx >= start:
-            return source[start:idx] + source[idx + 1:end]  # D7: turns before the old summary count too
+            return source[start:idx] + source[idx + 1:end]  # turns before the old summary count too (not lost, as in Hermes)
         return source[start:end]
 
     turns = middle(pruned)

@@ -2,7 +2,7 @@
 
 Counts the whole request (system prompt, messages, tool schemas) with one of two methods:
 
-* ``rough``: Hermes's own request estimate, exactly (decision D2; :mod:`hermesctx.tokens`).
+* ``rough``: Hermes's own request estimate, exactly, so the figure is the one Hermes acts on (:mod:`hermesctx.tokens`).
   ``total`` is Hermes's figure; the parts are rounded separately and need not sum to it.
 * ``exact``: tiktoken with the model's encoding (a proxy encoding, named as such, for models
   whose tokenizer is not public). Parts sum to ``total`` (plus 3 reply-priming tokens).

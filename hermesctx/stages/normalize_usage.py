@@ -1,6 +1,6 @@
 """normalize-usage: a provider's raw ``usage`` → canonical token buckets (Hermes ``normalize_usage``).
 
-The branch is picked from the shape of the JSON (decision D9) or forced with ``provider``:
+The branch is picked from the shape of the JSON (a usage object rarely names its provider) or forced with ``provider``:
 ``anthropic`` (Messages API), ``openai`` (Chat Completions and compatibles), ``codex``
 (Responses API). The arithmetic is Hermes's, read from plain JSON: a missing key or ``null`` is
 0, a nested object is used only when it is non-empty, ``int()`` truncates, only the derived
@@ -38,7 +38,7 @@ def _hermes_int(value: Any) -> int:
 
 
 def _strict_int(value: Any, where: str) -> int:
-    """A count as strict input (D14) takes it: absent or null is 0, a number is truncated to
+    """A count as strict input takes it (a wrong count is a bug upstream, not a zero): absent or null is 0, a number is truncated to
     an integer as Hermes does; anything else (a string, a boolean, an array) or a number beyond
     ±2^53 is bad input naming the key."""
     if value is None:
@@ -206,7 +206,7 @@ def detect_provider(usage: dict, envelope: Any = None) -> str:
 def normalize_usage(obj: Any, *, provider: str | None = None, lenient: bool | None = None) -> dict:
     """Canonical buckets plus ``prompt_tokens`` and ``total_tokens`` and the branch used.
 
-    Counts are read strictly (D14: a count that is no number is bad input, see
+    Counts are read strictly (a count that is no number is bad input, see
     :func:`_strict_int`) unless ``lenient`` (default: ``--lenient``,
     :func:`hermesctx.messages.is_lenient`), which reads them exactly as Hermes does."""
     usage = usage_of(obj)

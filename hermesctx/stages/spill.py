@@ -1,4 +1,4 @@
-"""Spill oversized tool results to files (Hermes's tool-result persistence; spec 40 §D, D10).
+"""Spill oversized tool results to files (Hermes's tool-result persistence).
 
 Two layers, as Hermes runs them after every turn:
 
@@ -9,7 +9,7 @@ Two layers, as Hermes runs them after every turn:
    largest not-yet-spilled ones are spilled (threshold 0) until the turn fits.
 
 Thresholds scale with the context window when one is given (``budget_for_window``). File names
-are Hermes's (decision D10): a later result whose id gives the same name takes the file, as in
+are Hermes's, so a spill made here reads like one Hermes made: a later result whose id gives the same name takes the file, as in
 Hermes, but the earlier content is first moved to ``<dir>/.replaced/`` (listed in the report),
 so :func:`restore` still finds it. Unlike Hermes, a failed write is an error (nothing is
 emitted, nothing truncated), writes are atomic, and :func:`restore` reverses a spill.

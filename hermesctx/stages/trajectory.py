@@ -1,4 +1,4 @@
-"""Trajectory mode: Hermes's TrajectoryCompressor for ShareGPT training data (decision D11).
+"""Trajectory mode: Hermes's TrajectoryCompressor for ShareGPT training data.
 
 An entry is a JSON object whose ``conversations`` is a list of turns ``{"from", "value"}``
 (roles ``system``, ``human``, ``gpt``, ``tool``). A trajectory over ``target_max_tokens`` gets
