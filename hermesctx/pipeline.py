@@ -145,14 +145,14 @@ def validate(entries: Any) -> list[str]:
 
 # --- running a pipeline over an input (``hermesctx run``) ------------------------------------
 
-def run(ctx, path: str, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
+def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
         report: str | None = None, formats: dict | None = None) -> int:
-    """The pipeline ``entries`` on every document of ``path``: outputs in input order on
+    """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
     stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
     processes for a JSON Lines batch. Returns how many documents were done."""
     from hermesctx import formats as registry
     from hermesctx import jsonio
-    from hermesctx.transcripts import ReportSink
+    from hermesctx.transcripts import ReportSink, paths_of
 
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
@@ -164,7 +164,8 @@ def run(ctx, path: str, entries: Any, *, jsonl: bool | None = None, jobs: int = 
     ok = False
     try:
         if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
-            results = _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt)
+            results = (item for one in paths_of(path)
+                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt))
         else:
             results = _sequential(env, path, jsonl, stages, fmt)
         for doc, out, reports in results:
@@ -227,46 +228,15 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
     return one
 
 
-def _raw_lines(env, path, jsonl, log_check=False):
-    """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
-    input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
-    the BOM are handled as jsonio.read_documents handles them."""
-    from hermesctx import formats, jsonio
-    from hermesctx.errors import HermesctxError
-    from hermesctx.transcripts import open_input
-
-    with open_input(env, path) as stream:
-        head, first = jsonio.first_line(stream)
-        line_no = len(head)
-        if jsonl is None or log_check:
-            try:
-                value = jsonio.loads(first)
-            except HermesctxError:
-                if jsonl is None:
-                    yield None  # not JSON Lines: the whole input is one document
-                    yield first + stream.read()
-                    return
-                value = None
-            if log_check and formats.detect_line(value) is not None:
-                yield "log"  # a session log: one transcript, read by the caller from here
-                yield formats._Rest([first], stream)
-                return
-        yield line_no, first
-        for raw in stream:
-            line_no += 1
-            if not raw.isspace():
-                yield line_no, raw
-
-
 def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
     import io
 
     from hermesctx import jsonio
     from hermesctx.parallel import ordered_map
-    from hermesctx.transcripts import open_input
+    from hermesctx.transcripts import open_input, raw_lines
 
     env = ctx.env
-    lines = _raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
+    lines = raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
     first = next(lines) if lines is not None else None
     if first is None or first == "log":  # one document: nothing to share out
         if first == "log":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -47,11 +47,53 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         yield jsonio.decompressed(handle)
 
 
-def documents(env: Env, path: str, jsonl: bool | None, *,
+Paths = str | Sequence[str]
+
+
+def paths_of(path: Paths) -> list[str]:
+    """The FILE arguments of a command as a list (none: stdin, ``-``)."""
+    if isinstance(path, str):
+        return [path]
+    return list(path) or ["-"]
+
+
+class InFile:
+    """A document read from one of several FILE arguments: the same document, whose
+    location names its file (``b.jsonl: line 3``)."""
+
+    __slots__ = ("_doc", "file")
+
+    def __init__(self, doc: jsonio.Document, file: str):
+        self._doc, self.file = doc, file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._doc, name)
+
+    @property
+    def where(self) -> str:
+        inner = self._doc.where
+        return f"{self.file}: {inner}" if inner else self.file
+
+
+def documents(env: Env, path: Paths, jsonl: bool | None, *,
               keep_raw: bool = False, source: str | None = None,
               target: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
-    """``source=None``: plain JSON / JSON Lines as always. With a format name (``auto``
-    included) see :func:`format_documents` (``target`` is for the writer: ignored here)."""
+    """The documents of one input, or of several FILE arguments one after the other (each
+    located by its file name). ``source=None``: plain JSON / JSON Lines as always. With a
+    format name (``auto`` included) see :func:`format_documents` (``target`` is for the
+    writer: ignored here)."""
+    paths = paths_of(path)
+    if len(paths) > 1:
+        for one in paths:
+            try:
+                for doc in documents(env, one, jsonl, keep_raw=keep_raw, source=source, **format_kwargs):
+                    yield InFile(doc, one)
+            except HermesctxError as err:  # raised while reading (not by the consumer)
+                if not (err.where or "").startswith(f"{one}: "):
+                    err.located(one)
+                raise
+        return
+    path = paths[0]
     if source is not None:
         yield from format_documents(env, path, jsonl, keep_raw=keep_raw, source=source,
                                     **format_kwargs)
@@ -137,6 +179,8 @@ class ReportSink:
         if self._tmp is not None or self._json_to_stderr:
             if doc.line is not None:
                 report = {"line": doc.line, **report}
+            if isinstance(doc, InFile):
+                report = {"file": doc.file, **report}
             if self._json_to_stderr:
                 self.env.stderr.write(jsonio.dumps(report).decode("utf-8"))
                 self.env.stderr.flush()
@@ -196,38 +240,87 @@ def located(docs: Iterable[jsonio.Document],
         yield doc, result
 
 
-def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, pretty: bool,
+def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None, pretty: bool,
                      report: str | None, describe: Callable[[dict], str] | None = None,
                      emit: bool = True, in_place: bool = False, backup: bool = False,
-                     formats: dict | None = None) -> int:
-    """Run ``fn(document) -> (output, report)`` on every document, writing each output as soon
-    as it is ready (one document at a time: memory does not grow with the batch).
+                     formats: dict | None = None, keep_going: KeepGoing | None = None) -> int:
+    """Run ``fn(document) -> (output, report)`` on every document of one input or of several
+    FILE arguments, writing each output as soon as it is ready (one document at a time:
+    memory does not grow with the batch).
 
-    Errors are located (``line 3: messages[7]: …``); nothing of a failing document is written.
-    ``in_place`` writes the output over FILE atomically (temp file in the same directory, fsync,
-    rename; ``backup`` keeps the original as FILE.bak); on any error FILE is left untouched.
-    ``formats`` (the format options (``source``, ``target``, ...)) reads any transcript format and
-    writes each result back with :func:`write_back`. Every output goes through the send path
-    of its format (:func:`write_back`). Returns how many documents were processed.
+    Errors are located (``line 3: messages[7]: …``, with the file name when there are several);
+    nothing of a failing document is written. ``in_place`` writes the output over each FILE
+    atomically (temp file in the same directory, fsync, rename; ``backup`` keeps the original
+    as FILE.bak); on any error that FILE is left untouched. ``formats`` (the format options:
+    ``source``, ``target``, ...) reads any transcript format and writes each result back with
+    :func:`write_back`. Every output goes through the send path of its format
+    (:func:`write_back`). ``keep_going``: a bad line does not end the input
+    (:class:`KeepGoing`). Returns how many documents were processed.
     """
-    if in_place and path == "-":
+    paths = paths_of(path)
+    if in_place and "-" in paths:
         raise UsageError("--in-place needs a FILE argument, not stdin")
     sink = ReportSink(env, report)
+    ok = False
+    count = 0
+    try:
+        # --in-place: one output per FILE; else one stream over all of them
+        per_file = in_place or keep_going is not None  # one output / one line reader per FILE
+        if not per_file:
+            count = _transform(env, paths if len(paths) > 1 else paths[0], fn, sink, pretty=pretty,
+                               describe=describe, emit=emit, in_place=False, backup=False, jsonl=jsonl,
+                               formats=formats)
+        for one in paths if per_file else ():
+            if keep_going is not None and len(paths) > 1:
+                keep_going.file = one
+            try:
+                count += _transform(env, one, fn, sink, pretty=pretty, describe=describe, emit=emit,
+                                    in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
+                                    keep_going=keep_going)
+            except HermesctxError as err:
+                if len(paths) > 1:
+                    err.located(one)
+                raise
+        ok = True
+    finally:
+        sink.close(ok)
+    return count
+
+
+def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty: bool, describe, emit: bool,
+               in_place: bool, backup: bool, jsonl: bool | None, formats: dict | None,
+               keep_going: KeepGoing | None = None) -> int:
     out = _InPlace(path) if in_place else None
     stdout = out.handle if out else env.stdout
     count = 0
     ok = False
     target = (formats or {}).get("target")
+    docs = (documents(env, path, jsonl, **(formats or {})) if keep_going is None
+            else keep_going.documents(env, path, jsonl, formats or {}))
     try:
-        for doc, (result, rep) in located(documents(env, path, jsonl, **(formats or {})), lambda doc: fn(doc.data)):
+        for doc in docs:
+            try:
+                if isinstance(doc, _Bad):
+                    raise doc.error
+                try:
+                    result, rep = fn(doc.data)
+                except HermesctxError as err:
+                    raise (err.located(doc.where) if doc.where else err) from None
+                if emit:
+                    if in_place and count == 0 and formats:
+                        _same_format(doc, target)
+                    wire: dict = {}
+                    result = write_back(env, doc, result, target, wire)
+                    if wire and isinstance(rep, dict):
+                        rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
+                    data = jsonio.dumps(result, pretty=pretty)
+            except HermesctxError as err:
+                if keep_going is None or doc.raw is None:
+                    raise
+                keep_going.failed(env, err, doc.raw, stdout if emit else None)
+                continue
             if emit:
-                if in_place and count == 0 and formats:
-                    _same_format(doc, target)
-                wire: dict = {}
-                result = write_back(env, doc, result, target, wire)
-                if wire and isinstance(rep, dict):
-                    rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
-                stdout.write(jsonio.dumps(result, pretty=pretty))
+                stdout.write(data)
                 if out is None:
                     stdout.flush()
             if rep is not None:
@@ -235,10 +328,97 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
             count += 1
         ok = True
     finally:
-        sink.close(ok)
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+class _Bad:
+    """A line that is not a transcript, for :class:`KeepGoing`."""
+
+    def __init__(self, error: HermesctxError, raw: bytes):
+        self.error, self.raw, self.where = error, raw, None
+
+
+class KeepGoing:
+    """``--keep-going``: a JSON line that fails (not JSON, not a transcript, refused by the
+    stage) is reported on stderr with its line number and written through unchanged
+    (``pass``) or left out (``skip``); the other lines go on. ``failures`` counts them."""
+
+    def __init__(self, mode: str = "pass"):
+        self.mode = mode
+        self.failures = 0
+        self.file: str | None = None  # the FILE being read, when there are several
+
+    def documents(self, env: Env, path: str, jsonl: bool | None, formats: dict) -> Iterator:
+        """The documents of ``path``, one line at a time; a line that cannot be read comes as
+        a :class:`_Bad` instead of ending the input. One document (not JSON Lines) or a
+        session log: read as without the flag."""
+        from hermesctx import formats as registry
+
+        source = formats.get("source")
+        lines = raw_lines(env, path, jsonl, source == "auto") if jsonl is not False else None
+        first = next(lines, None) if lines is not None else None
+        if first is None or first == "log":
+            yield from documents(env, path, jsonl, keep_raw=True, **formats)
+            return
+        index = 0
+        for line_no, raw in _chain(first, lines):
+            try:
+                value = jsonio.loads(raw)
+                data, info = registry.prepare(value, source) if source is not None else (value, None)
+            except HermesctxError as err:
+                yield _Bad(err.located(f"line {line_no}"), raw)
+                continue
+            doc = jsonio.Document(data, index, line_no, raw)
+            if info is not None:
+                doc.info = info  # what write_back needs to write it in its own format
+            yield doc
+            index += 1
+
+    def failed(self, env: Env, err: HermesctxError, raw: bytes, stdout) -> None:
+        self.failures += 1
+        text = str(err).replace("\n", " ")
+        if self.file is not None:
+            text = f"{self.file}: {text}"
+        env.stderr.write(f"hermesctx: error: {text} ({'written unchanged' if self.mode == 'pass' else 'skipped'})\n")
+        env.stderr.flush()
+        if self.mode == "pass" and stdout is not None:
+            stdout.write(raw if raw.endswith(b"\n") else raw + b"\n")
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def raw_lines(env, path, jsonl, log_check=False):
+    """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
+    input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
+    the BOM are handled as jsonio.read_documents handles them."""
+    from hermesctx import formats
+
+    with open_input(env, path) as stream:
+        head, first = jsonio.first_line(stream)
+        line_no = len(head)
+        if jsonl is None or log_check:
+            try:
+                value = jsonio.loads(first)
+            except HermesctxError:
+                if jsonl is None:
+                    yield None  # not JSON Lines: the whole input is one document
+                    yield first + stream.read()
+                    return
+                value = None
+            if log_check and formats.detect_line(value) is not None:
+                yield "log"  # a session log: one transcript, read by the caller from here
+                yield formats._Rest([first], stream)
+                return
+        yield line_no, first
+        for raw in stream:
+            line_no += 1
+            if not raw.isspace():
+                yield line_no, raw
 
 
 def _same_format(doc: jsonio.Document, target: str | None) -> None:

@@ -21,7 +21,7 @@ def _stack(*decorators: Callable) -> Callable:
 
 
 input_options = _stack(
-    click.argument("input", default="-", metavar="[FILE]", type=click.Path(dir_okay=False, allow_dash=True)),
+    click.argument("input", nargs=-1, metavar="[FILE]...", type=click.Path(dir_okay=False, allow_dash=True)),
     click.option("--jsonl/--no-jsonl", "jsonl", default=None,
                  help="Treat input as JSON Lines, one transcript per line (default: detected)."),
 )
@@ -34,6 +34,15 @@ inplace_options = _stack(
     click.option("--in-place", "in_place", is_flag=True,
                  help="Rewrite FILE atomically instead of writing stdout (FILE untouched on error)."),
     click.option("--backup", is_flag=True, help="With --in-place: keep the original as FILE.bak."),
+)
+
+keep_going_options = _stack(
+    click.option("--keep-going", "keep_going", flag_value="pass", default=None,
+                 help="A JSON line that fails (not JSON, not a transcript, refused) is reported on stderr "
+                      "with its line number and written through unchanged; the other lines go on; exit 3 "
+                      "at the end if any failed."),
+    click.option("--skip-bad", "keep_going", flag_value="skip",
+                 help="As --keep-going, but a failing line is left out of the output."),
 )
 
 report_options = _stack(
@@ -155,7 +164,7 @@ target_options = _stack(
 
 # what every command that rewrites transcripts takes after its own options
 transcript_options = _stack(format_options, target_options, output_options, inplace_options,
-                            report_options)
+                            report_options, keep_going_options)
 
 _FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
 

@@ -32,20 +32,24 @@ def get_context(config_path: str | None = None, *, reports: bool = True) -> Cont
 _IO = ("input", "jsonl", "pretty", "in_place", "backup", "report")
 
 
-def run_stage(stage, params: dict) -> None:
+def run_stage(stage, params: dict) -> int:
     """A transcript command: its flags become ``stage.Options``, ``stage.build`` makes the
     function of one document, and :func:`hermesctx.transcripts.transform_stream` runs it."""
     from hermesctx.cli.options import format_kwargs, options_from
-    from hermesctx.transcripts import transform_stream
+    from hermesctx.exit import ExitStatus
+    from hermesctx.transcripts import KeepGoing, transform_stream
 
     env = get_env()
     io = {key: params.pop(key, None) for key in _IO}
+    mode = params.pop("keep_going", None)
+    keep_going = KeepGoing(mode) if mode else None
     formats = format_kwargs(params)
     ctx = get_context(params.pop("config_path", None), reports=bool(io["report"]) or not env.quiet)
     fn = stage.build(options_from(stage.Options, params), ctx)
     transform_stream(env, io["input"], fn, jsonl=io["jsonl"], pretty=bool(io["pretty"]),
                      report=io["report"], describe=stage.describe, in_place=bool(io["in_place"]),
-                     backup=bool(io["backup"]), formats=formats)
+                     backup=bool(io["backup"]), formats=formats, keep_going=keep_going)
+    return ExitStatus.BAD_INPUT if keep_going and keep_going.failures else ExitStatus.OK
 
 
 def input_documents(params: dict, *, keep_raw: bool = False):

@@ -119,27 +119,32 @@ _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "aband
              "duplicate_tool_results", "empty_log", "skipped", "usage")
 
 
-def run(ctx, path: str, *, target: str = formats.OPENAI, source: str = formats.AUTO, jsonl: bool | None = None,
+def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, jsonl: bool | None = None,
         include_sidechains: bool = False, all_segments: bool = False, verbose: bool = False,
         pretty: bool = False, report: str | None = None) -> None:
-    """``hermesctx convert``: every document of ``path`` (a session log: one transcript, written
-    as it is read) in ``target``'s format on stdout; what the target cannot hold on stderr."""
+    """``hermesctx convert``: every document of ``path`` (one or several FILEs; a session log is
+    one transcript, written as it is read) in ``target``'s format on stdout; what the target
+    cannot hold on stderr."""
     from hermesctx import jsonio
-    from hermesctx.transcripts import ReportSink, located, open_input
+    from hermesctx.transcripts import InFile, ReportSink, located, open_input, paths_of
     from hermesctx.wire import send
 
     env = ctx.env
     sink = ReportSink(env, report)
     ok = False
     try:
-        with open_input(env, path) as stream:
-            opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
-                                      include_sidechains=include_sidechains, all_segments=all_segments)
-            if isinstance(opened, formats.LogStream):
-                _convert_log(env, sink, opened, target, verbose, pretty)
-            else:
+        paths = paths_of(path)
+        for one in paths:
+            with open_input(env, one) as stream:
+                opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
+                                          include_sidechains=include_sidechains, all_segments=all_segments)
+                if isinstance(opened, formats.LogStream):
+                    _convert_log(env, sink, opened, target, verbose, pretty)
+                    continue
                 docs = formats.documents(opened if opened is not None else stream, fmt=source,
                                          jsonl=jsonl, convert_documents=False)
+                if len(paths) > 1:
+                    docs = (InFile(doc, one) for doc in docs)
                 for doc, (out, rep) in located(docs, lambda doc: _convert_read(doc, target)):
                     out = send.request(out, target, rep.setdefault("wire", {}))
                     env.stdout.write(jsonio.dumps(out, pretty=pretty))

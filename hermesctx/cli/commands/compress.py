@@ -32,4 +32,4 @@ def command(**params):
         hermesctx compress --if-needed --model claude-sonnet-4-5 --jsonl < batch.jsonl > out.jsonl
         hermesctx compress --archive .hermesctx/archive s.json | hermesctx compress --expand --archive .hermesctx/archive
     """
-    run_stage(stage, params)
+    return run_stage(stage, params)

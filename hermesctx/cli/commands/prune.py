@@ -30,4 +30,4 @@ def command(**params):
         hermesctx prune --dry-run --tail-tokens 2000 examples/coding-session.json > /dev/null
         hermesctx prune --report report.jsonl examples/batch.jsonl > pruned.jsonl
     """
-    run_stage(stage, params)
+    return run_stage(stage, params)

@@ -29,4 +29,4 @@ def command(**params):
         hermesctx spill --dir /tmp/spill --model claude-sonnet-4-5 < examples/coding-session.json
         hermesctx spill --restore --dir /tmp/spill small.json > restored.json
     """
-    run_stage(stage, params)
+    return run_stage(stage, params)
