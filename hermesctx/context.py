@@ -27,6 +27,7 @@ class Env:
     stdin_isatty: bool = False
     stderr_isatty: bool = False
     quiet: bool = False
+    progress: Any = None  # a hermesctx.transcripts.Progress while one is shown
     _warned: set = field(default_factory=set, repr=False)
 
     @classmethod

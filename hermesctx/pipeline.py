@@ -152,7 +152,7 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     processes for a JSON Lines batch. Returns how many documents were done."""
     from hermesctx import formats as registry
     from hermesctx import jsonio
-    from hermesctx.transcripts import ReportSink, paths_of
+    from hermesctx.transcripts import Progress, ReportSink, paths_of
 
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
@@ -160,7 +160,8 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     stages = build(entries, ctx)  # built (and validated) before any input is read
     describes = {stage.name: stage.describe for stage in stages}
     sink = ReportSink(env, report, to_stderr=not env.quiet)
-    progress = Progress(env)
+    progress = Progress.start(env)
+    count = 0
     ok = False
     try:
         if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
@@ -175,11 +176,12 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
                 describe = describes.get(rep["stage"])
                 sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
             progress.tick()
+            count += 1
         ok = True
     finally:
         progress.done()
         sink.close(ok)
-    return progress.count
+    return count
 
 
 def _sequential(env, path, jsonl, stages, fmt, stream=None):
@@ -260,26 +262,3 @@ def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
         for line in lost:
             env.warn(f"line {line_no}: {line}")
         yield jsonio.Document(None, index, line_no), raw_out, reports
-
-
-class Progress:
-    """`N transcripts` on stderr, refreshed at most 5 times a second, on a terminal only."""
-
-    def __init__(self, env):
-        self.env, self.count, self.last = env, 0, 0.0
-        self.on = env.stderr_isatty and not env.quiet
-
-    def tick(self):
-        import time
-
-        self.count += 1
-        now = time.monotonic()
-        if self.on and now - self.last > 0.2:
-            self.last = now
-            self.env.stderr.write(f"\r{self.count:,} transcripts")
-            self.env.stderr.flush()
-
-    def done(self):
-        if self.on and self.count:
-            self.env.stderr.write(f"\r{self.count:,} transcripts\n")
-            self.env.stderr.flush()

@@ -35,6 +35,8 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
             # split several times faster than through the default 8 KiB one)
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
+                if env.progress is not None:
+                    env.progress.watch(handle.fileno())
                 yield jsonio.decompressed(handle)
             return
         yield jsonio.decompressed(env.stdin)
@@ -44,6 +46,8 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
+        if env.progress is not None:
+            env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
 
 
@@ -263,6 +267,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
     sink = ReportSink(env, report)
     ok = False
     count = 0
+    progress = Progress.start(env)
     try:
         # --in-place: one output per FILE; else one stream over all of them
         per_file = in_place or keep_going is not None  # one output / one line reader per FILE
@@ -283,6 +288,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
                 raise
         ok = True
     finally:
+        progress.done()
         sink.close(ok)
     return count
 
@@ -326,6 +332,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
             if rep is not None:
                 sink.add(doc, rep, describe(rep) if describe else None)
             count += 1
+            if env.progress is not None:
+                env.progress.tick()
         ok = True
     finally:
         if out is not None:
@@ -573,14 +581,102 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
 
 
 def report_each(env: Env, docs: Iterable[jsonio.Document],
-                fn: Callable[[jsonio.Document], tuple[bytes, str | None, bool]]) -> ExitStatus:
+                fn: Callable[[jsonio.Document], tuple[bytes, str | None, Any]]) -> ExitStatus:
     """A command that reports on each document instead of rewriting it (``estimate``,
-    ``cache-mark --check``): ``fn(doc) -> (stdout bytes, stderr text or None, failed)``;
-    exit 1 when any failed."""
+    ``cache-mark --check``): ``fn(doc) -> (stdout bytes, stderr text or None, failure)``; a
+    failure that is a text is said on stderr with the document's line; exit 1 when any
+    document failed."""
     failed = False
-    for _doc, (out, err, bad) in located(docs, fn):
-        failed = failed or bad
-        env.stdout.write(out)
-        if err is not None:
-            env.stderr.write(err)
+    progress = Progress.start(env)
+    try:
+        for doc, (out, err, failure) in located(docs, fn):
+            failed = failed or bool(failure)
+            env.stdout.write(out)
+            if err is not None:
+                env.stderr.write(err)
+            if isinstance(failure, str):
+                env.info(f"{doc.where}: {failure}" if doc.where else failure)
+            progress.tick()
+    finally:
+        progress.done()
     return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
+
+
+class Progress:
+    """A progress line on stderr while a batch runs, when stderr is a terminal (and not
+    ``--quiet``): transcripts done, MB read, rate and, for a regular file, the time left;
+    refreshed at most 5 times a second. Costs one call per document."""
+
+    def __init__(self, env: Env):
+        self.env, self.count, self.last, self.t0 = env, 0, 0.0, 0.0
+        self.fd: int | None = None
+        self.size = 0
+        self.base = 0  # bytes of the files finished before the current one
+
+    @classmethod
+    def start(cls, env: Env) -> Progress | _NoProgress:
+        if not env.stderr_isatty or env.quiet or env.progress is not None:
+            return _NoProgress()
+        import time
+
+        env.progress = progress = cls(env)
+        progress.t0 = time.monotonic()
+        return progress
+
+    def watch(self, fd: int) -> None:
+        """The input file being read (its offset is how far we are)."""
+        if self.fd is not None:
+            self.base += self._position()
+        self.fd = fd
+        import stat
+
+        try:
+            info = os.fstat(fd)
+            self.size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+        except OSError:
+            self.size = 0
+
+    def _position(self) -> int:
+        try:
+            return os.lseek(self.fd, 0, os.SEEK_CUR) if self.fd is not None else 0
+        except OSError:
+            return 0
+
+    def tick(self) -> None:
+        import time
+
+        self.count += 1
+        now = time.monotonic()
+        if now - self.last > 0.2:
+            self.last = now
+            self.env.stderr.write("\r" + self.line(now))
+            self.env.stderr.flush()
+
+    def line(self, now: float) -> str:
+        elapsed = max(now - self.t0, 1e-6)
+        position = self._position()
+        done_mb = (self.base + position) / 1e6
+        text = f"{self.count:,} transcripts, {done_mb:,.1f} MB, {done_mb / elapsed:,.1f} MB/s"
+        if self.size and position and self.size > position:
+            left = (self.size - position) / (position / elapsed if not self.base else (self.base + position) / elapsed)
+            text += f", {int(left) // 60}:{int(left) % 60:02d} left"
+        return text + "   "
+
+    def done(self) -> None:
+        import time
+
+        if self.env.progress is self:
+            self.env.progress = None
+        if self.count:
+            self.env.stderr.write("\r" + self.line(time.monotonic()) + "\n")
+            self.env.stderr.flush()
+
+
+class _NoProgress:
+    count = 0
+
+    def tick(self) -> None:
+        pass
+
+    def done(self) -> None:
+        pass

@@ -60,3 +60,29 @@ def test_keep_going_on_good_input_changes_nothing(tmp_path, command):
     going = invoke(["-q", *command, *extra, "--keep-going"], raw)
     assert plain.status == going.status == 0, going.stderr
     assert plain.stdout == going.stdout
+
+
+def _tty_run(args, tmp_path):
+    import io
+
+    from hermesctx.cli import run
+    from hermesctx.context import Env
+
+    out, err = io.BytesIO(), io.StringIO()
+    status = run(args, Env(io.BytesIO(), out, err, environ={}, stderr_isatty=True))
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command", [["prune"], ["estimate", "--method", "rough"], ["run", "--pipeline", "prune"]])
+def test_progress_line_on_a_terminal(tmp_path, command):
+    status, out, err = _tty_run([*command, str(EXAMPLES / "batch.jsonl")], tmp_path)
+    assert status == 0
+    last = err.rstrip("\n").split("\r")[-1]
+    assert last.startswith("4 transcripts, ") and " MB, " in last and "MB/s" in last
+    quiet = _tty_run(["-q", *command, str(EXAMPLES / "batch.jsonl")], tmp_path)
+    assert "transcripts, " not in quiet[2] and quiet[1] == out
+
+
+def test_estimate_check_names_the_line():
+    r = invoke(["estimate", "--check", "--method", "rough", "--context-length", "8000", str(EXAMPLES / "batch.jsonl")])
+    assert r.status == 1 and "line 1: 5,240 prompt tokens reach the compression threshold of 4,000" in r.stderr

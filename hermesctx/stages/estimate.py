@@ -230,8 +230,9 @@ class Options(BudgetOptions):
 
 def build(options: Options, ctx, *, pretty: bool = False):
     """``estimate`` of one document read by :func:`hermesctx.transcripts.documents`:
-    ``(stdout bytes, stderr text or None, failed)`` for
-    :func:`hermesctx.transcripts.report_each`; failed (with ``check``) when it would compress."""
+    ``(stdout bytes, stderr text or None, failure)`` for
+    :func:`hermesctx.transcripts.report_each`; the failure (with ``check``, when it would
+    compress) says why."""
     from hermesctx import jsonio
 
     settings = ctx.settings_with(flags(options))
@@ -253,7 +254,10 @@ def build(options: Options, ctx, *, pretty: bool = False):
         if recorded is not None and table:
             text += (f"recorded by the log: {recorded['context_tokens']:,} tokens (estimate "
                      f"{recorded['difference']:+,})\n").encode()
-        failed = bool(options.check and report["would_compress"])
+        failed = None
+        if options.check and report["would_compress"]:
+            failed = (f"{report['prompt_tokens']:,} prompt tokens reach the compression threshold of "
+                      f"{report['budgets']['threshold_tokens']:,}")
         if not options.tee:
             return text, None, failed
         raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
