@@ -1,7 +1,8 @@
 """The one document loop: read any format, run a stage on each document, write it back.
 
-Every command, ``run``, its workers and the Dask runner go through here: input from a file or
-stdin (gzip too), documents one at a time (memory does not grow with a batch), errors located
+Every command and ``run`` go through here (``run --jobs`` workers and the Dask runner parse
+single lines and share :func:`hermesctx.pipeline.run_document`): input from one or several
+files or stdin (gzip too), documents one at a time (memory does not grow with a batch), errors located
 (``line 3: messages[7]: ...``), outputs through the send path of their format, reports on
 stderr and in ``--report FILE``, ``--in-place`` (atomic, ``--backup``) and the ``--check``
 modes (:func:`report_problems`). No click here: the command line only parses options.
