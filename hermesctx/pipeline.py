@@ -197,7 +197,7 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None):
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
 
-    for doc, (out, reports) in located(docs, one):
+    for doc, (out, reports) in located(docs, one, env):
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 
