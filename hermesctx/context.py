@@ -28,7 +28,6 @@ class Env:
     stderr_isatty: bool = False
     quiet: bool = False
     progress: Any = None  # a hermesctx.transcripts.Progress while one is shown
-    where: str | None = None  # the document being worked on (``line 3``), for warnings
     _warned: set = field(default_factory=set, repr=False)
 
     @classmethod
@@ -40,13 +39,10 @@ class Env:
         )
 
     def warn(self, message: str) -> None:
-        """One line on stderr; the same warning is given once per run, not once per line, and
-        names the document it was first given for (``line 3: ...``) when it does not already."""
+        """One line on stderr; the same warning is given once per run, not once per line."""
         if message in self._warned:
             return
         self._warned.add(message)
-        if self.where and not message.startswith(f"{self.where}: "):
-            message = f"{self.where}: {message}"
         if not self.quiet:
             print(f"hermesctx: warning: {message}", file=self.stderr, flush=True)
 

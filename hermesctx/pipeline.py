@@ -197,7 +197,7 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None):
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
 
-    for doc, (out, reports) in located(docs, one, env):
+    for doc, (out, reports) in located(docs, one):
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 

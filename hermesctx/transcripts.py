@@ -233,20 +233,15 @@ class ReportSink:
 Transform = Callable[[Any], tuple[Any, dict | None]]
 
 
-def located(docs: Iterable[jsonio.Document], fn: Callable[[jsonio.Document], Any],
-            env: Env | None = None) -> Iterator[tuple[jsonio.Document, Any]]:
+def located(docs: Iterable[jsonio.Document],
+            fn: Callable[[jsonio.Document], Any]) -> Iterator[tuple[jsonio.Document, Any]]:
     """``(doc, fn(doc))`` for every document; an error names where it happened
-    (``line 3: messages[7]: ...``), and so does a warning given meanwhile through ``env``."""
+    (``line 3: messages[7]: ...``). The one place errors get their document's location."""
     for doc in docs:
         try:
-            if env is not None:
-                env.where = doc.where
             result = fn(doc)
         except HermesctxError as err:
             raise (err.located(doc.where) if doc.where else err) from None
-        finally:
-            if env is not None:
-                env.where = None
         yield doc, result
 
 
@@ -315,12 +310,9 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                 if isinstance(doc, _Bad):
                     raise doc.error
                 try:
-                    env.where = doc.where
                     result, rep = fn(doc.data)
                 except HermesctxError as err:
                     raise (err.located(doc.where) if doc.where else err) from None
-                finally:
-                    env.where = None
                 if emit:
                     if in_place and count == 0 and formats:
                         _same_format(doc, target)
@@ -598,7 +590,7 @@ def report_each(env: Env, docs: Iterable[jsonio.Document],
     failed = False
     progress = Progress.start(env)
     try:
-        for doc, (out, err, failure) in located(docs, fn, env):
+        for doc, (out, err, failure) in located(docs, fn):
             failed = failed or bool(failure)
             env.stdout.write(out)
             if err is not None:
