@@ -38,6 +38,8 @@ COMMANDS = {
     "convert": "convert",
     "run": "run",
     "config": "config",
+    "completion": "completion",
+    "man": "man",
 }
 
 
