@@ -26,7 +26,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l method -r -a 
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l encoding -r -a 'o200k_base cl100k_base' -d 'Encoding for --method exact (default: from the model).'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l usage -r -F -d 'Provider usage JSON whose prompt tokens replace the estimate.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l per-message -d 'Add a row per message.'
-complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l format -r -a 'json table' -d ''
+complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l format -r -a 'json table' -d 'Default: table when the report goes to a terminal, else JSON.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l tee -d 'Pass the input through to stdout unchanged (not rewritten for the wire: the one '
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l check -d 'Exit 1 when a request reaches the threshold.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
