@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
 EDITABLE := -e . --config-settings editable_mode=compat
 
-.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data clean reallogs
+.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,13 @@ man: venv help-data
 
 help-data: venv
 	$(BIN)/python -m hermesctx.tools.gen_help hermesctx/data/help.txt
+
+# refresh hermesctx/data/pricing-library.json from the maintained price library (pinned; the
+# pin is PIN in hermesctx/tools/import_prices.py): needs the network once, never at run time
+PRICES_PIN := $(shell sed -n 's/^PIN = "\(.*\)"/\1/p' hermesctx/tools/import_prices.py)
+prices: venv
+	$(BIN)/pip install --quiet 'genai-prices==$(PRICES_PIN)'
+	$(BIN)/python -m hermesctx.tools.import_prices hermesctx/data/pricing-library.json
 
 install-shell: runtime
 	$(BIN)/hermesctx man --install $(PREFIX)/share/man

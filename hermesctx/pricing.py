@@ -1,8 +1,9 @@
 """What a call cost: Hermes's billing routes and its built-in price snapshot (spec 40 §C).
 
 Prices live in ``data/pricing.json`` (USD per million tokens, as exact decimal strings, with the
-source page and snapshot version of each); ``--pricing FILE`` replaces the table with one of the
-same shape. A row may add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in
+source page and snapshot version of each); the keys it lacks come from ``data/pricing-library.json``
+(the maintained library genai-prices, pinned; ``source`` ``genai-prices``); ``--pricing FILE``
+replaces both with one table of the same shape. A row may add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in
 the usage's 5m/1h split, are then priced at that rate (Hermes prices every write at
 ``cache_write``, as the built-in table does). Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous,
 custom endpoints) are reported as unknown, never as 0.
@@ -106,11 +107,33 @@ def _bedrock_name(model: str) -> str:
     return re.sub(r"-\d{8}$", "", name)
 
 
+_PRICES = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request")
+
+
 def _entry(row: dict) -> dict:
     out = {"source": "user_override", "source_url": None, "pricing_version": None, **row}
-    for key in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request"):
+    for key in _PRICES:
         value = row.get(key)
         out[key] = None if value is None else Decimal(str(value))
+    tiers = row.get("tiers")
+    if isinstance(tiers, dict):
+        out["tiers"] = {key: sorted((int(start), Decimal(str(price))) for start, price in steps)
+                        for key, steps in tiers.items() if key in _PRICES}
+    return out
+
+
+def _at_tier(entry: dict, usage: dict) -> dict:
+    """A tiered row (``tiers``: a price that applies to every token once the prompt exceeds a
+    start, as Google and Anthropic bill long prompts) at the tier this call's prompt reaches."""
+    tiers = entry.get("tiers")
+    if not tiers:
+        return entry
+    prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    out = dict(entry)
+    for key, steps in tiers.items():
+        for start, price in steps:
+            if prompt > start:
+                out[key] = price
     return out
 
 
@@ -131,10 +154,28 @@ def parse_table(doc: Any, origin: str = "pricing table") -> dict:
     return table
 
 
+def _shipped(name: str) -> dict:
+    text = resources.files("hermesctx").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    return parse_table(json.loads(text), f"built-in pricing ({name})")
+
+
 @lru_cache(maxsize=1)
 def builtin_table() -> dict:
-    text = resources.files("hermesctx").joinpath("data/pricing.json").read_text(encoding="utf-8")
-    return parse_table(json.loads(text), "built-in pricing")
+    """Hermes's own snapshot: the default for every key it has (D9)."""
+    return _shipped("pricing.json")
+
+
+@lru_cache(maxsize=1)
+def library_table() -> dict:
+    """The rows of the maintained library genai-prices (pinned, shipped as data; no network):
+    used for the (provider, model) keys Hermes's snapshot lacks (gpt-5, o4-mini, ...)."""
+    return _shipped("pricing-library.json")
+
+
+@lru_cache(maxsize=1)
+def default_table() -> dict:
+    """Hermes's snapshot, then the library for the keys it lacks (what ``table=None`` means)."""
+    return {**library_table(), **builtin_table()}
 
 
 def lookup(route: Route, table: dict | None = None) -> dict | None:
@@ -145,7 +186,7 @@ def lookup(route: Route, table: dict | None = None) -> dict | None:
                 "request": None, "source": "none", "pricing_version": "included-route", "source_url": None}
     if route.billing_mode == MODELS_API:
         return None  # live prices only; offline means unknown
-    table = builtin_table() if table is None else table
+    table = default_table() if table is None else table
     model = route.model.lower()
     entry = table.get((route.provider, model))
     if entry:
@@ -176,6 +217,7 @@ def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None
     entry = lookup(route, table)
     if entry is None:
         return unknown
+    entry = _at_tier(entry, usage)
     unknown["source"] = entry["source"]
     for bucket, price, note in (("input_tokens", "input", None), ("output_tokens", "output", None),
                                 ("cache_read_tokens", "cache_read", "cache-read pricing unavailable for route"),
@@ -245,8 +287,8 @@ def add_costs(costs: list[dict]) -> dict:
 
 def guess_billing_provider(branch: str, model: str | None, table: dict | None = None) -> str | None:
     """``--billing-provider auto`` (ours): the vendor whose API the usage shape belongs to; for the
-    Chat Completions shape, the one provider of the price table that lists the model, else
-    ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
+    Chat Completions shape, the one provider of the price table that lists the model (Hermes's
+    snapshot, else the library's rows), else ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
     name = (model or "").strip()
     if "/" in name and name.split("/", 1)[0] in ("anthropic", "openai", "google"):
         return None
@@ -254,6 +296,25 @@ def guess_billing_provider(branch: str, model: str | None, table: dict | None = 
         return "anthropic"
     if branch == "codex":
         return "openai"
-    table = builtin_table() if table is None else table
-    owners = {provider for provider, key in table if key == name.lower()}
-    return owners.pop() if len(owners) == 1 else "openai"
+    key = name.lower()
+    for candidates in ((builtin_table(), library_table()) if table is None else (table,)):
+        owners = {provider for provider, model in candidates if model == key}
+        if owners:
+            return owners.pop() if len(owners) == 1 else "openai"
+    return "openai"
+
+
+def prompt_cost(tokens: int, model: str | None, provider: str | None = None) -> dict | None:
+    """What ``tokens`` of prompt cost at the model's input price, with where the price came from
+    (for ``estimate``); None when the model is not priced."""
+    if not model:
+        return None
+    route = billing_route(model, provider or guess_billing_provider("chat", model))
+    entry = lookup(route)
+    if entry is None or entry.get("input") is None or route.billing_mode == SUBSCRIPTION:
+        return None
+    entry = _at_tier(entry, {"input_tokens": tokens})
+    return {"amount_usd": format(Decimal(tokens) * entry["input"] / _MILLION, "f"),
+            "input_usd_per_mtok": str(entry["input"]), "route": route.provider, "model": route.model,
+            "source": entry["source"], "source_url": entry.get("source_url"),
+            "pricing_version": entry.get("pricing_version")}

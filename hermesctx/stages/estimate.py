@@ -174,6 +174,12 @@ def estimate(doc: Any, *, model: str | None = None, context_length: int | None =
     }
     if usage:
         report["usage"] = usage
+    if model:
+        from hermesctx.pricing import prompt_cost
+
+        cost = prompt_cost(prompt_tokens, model, provider)
+        if cost is not None:
+            report["prompt_cost"] = cost
     if per_message:
         report["per_message"] = counts["per_message"]
     if warnings:
@@ -187,6 +193,13 @@ def _left(n: int) -> str:
 
 def _left_row(n: int) -> str:
     return f"{n:,}" if n >= 0 else f"0 (over by {-n:,})"
+
+
+def _cost_row(cost: dict | None) -> list[tuple[str, str]]:
+    if not cost:
+        return []
+    return [("prompt cost", f"${cost['amount_usd']} at ${cost['input_usd_per_mtok']}/M input "
+                            f"({cost['source']}, {cost['pricing_version']})")]
 
 
 def headline(report: dict) -> list[str]:
@@ -225,6 +238,7 @@ def format_table(report: dict) -> str:
         ("total tokens", f"{t['total']:,}"),
         ("prompt tokens", f"{report['prompt_tokens']:,} ({report['prompt_source']})"),
         ("pressure", f"{report['pressure_percent']}%"),
+        *_cost_row(report.get("prompt_cost")),
         ("left to threshold", _left_row(left["threshold"])),
         ("left in window", _left_row(left["window"])),
         ("budget rules", b["rules"]),
