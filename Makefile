@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
-EDITABLE := -e . --config-settings editable_mode=compat
+EDITABLE := --config-settings editable_mode=compat -e .
 
 .PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs
 
