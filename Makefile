@@ -44,6 +44,7 @@ lint: venv
 bench: venv
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
+	$(BIN)/python bench/startup.py
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv

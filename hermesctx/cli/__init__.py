@@ -16,7 +16,6 @@ import importlib
 import os
 import signal
 import sys
-import traceback
 
 import click
 
@@ -139,7 +138,7 @@ def run(args: list[str], env) -> int:
         return ExitStatus.TERMINATED
     except HermesctxError as exc:
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         print(f"hermesctx: error: {one_line(str(exc))}", file=env.stderr)
         return exc.status
     except KeyboardInterrupt:
@@ -150,7 +149,7 @@ def run(args: list[str], env) -> int:
         return ExitStatus.BROKEN_PIPE
     except OSError as exc:  # a write the command did not wrap itself: stdout, most often
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         where = f" {exc.filename}" if exc.filename else " output"
         print(f"hermesctx: error: cannot write{where}: {one_line(exc.strerror or str(exc))}", file=env.stderr)
         if not _flush(env, quiet=True):
@@ -158,10 +157,16 @@ def run(args: list[str], env) -> int:
         return ExitStatus.IO_ERROR
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         print(f"hermesctx: error: internal error: {type(exc).__name__}: {one_line(str(exc))}; "
               "rerun with --traceback and report it", file=env.stderr)
         return ExitStatus.INTERNAL
+
+
+def _print_traceback(env) -> None:
+    import traceback  # only on --traceback: its imports cost every start ~8 ms
+
+    traceback.print_exc(file=env.stderr)
 
 
 def _flush(env, *, quiet: bool = False) -> bool:
