@@ -53,16 +53,16 @@ CASES = [
 ]
 
 
-def once(argv: list[str]) -> tuple[float, int]:
+def once(argv: list[str], env: dict | None = None) -> tuple[float, int]:
     with open(os.devnull, "wb") as null:
         start = time.perf_counter()
-        status = subprocess.call(argv, stdout=null, stderr=null)
+        status = subprocess.call(argv, stdout=null, stderr=null, env=env)
         return time.perf_counter() - start, status
 
 
-def importtime(argv: list[str], top: int = 15) -> list[str]:
+def importtime(argv: list[str], env: dict, top: int = 15) -> list[str]:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hermesctx", *argv],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     rows = []
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -88,20 +88,23 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(TINY, handle)
     with open(files["usage"], "w") as handle:
         json.dump(USAGE, handle)
-    exe = hermesctx_argv()
-    # as an install has them (pip compiles on install; PYTHONDONTWRITEBYTECODE would make every
-    # run here compile the sources again, ~100 ms that no user pays)
-    import compileall
-
-    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "hermesctx"), quiet=2)
-    once([*exe, "estimate", files["tiny"]])  # the decoded-ranks cache, as after a first run
 
     def fill(case_argv: list[str]) -> list[str]:
         return [a.format(**files) for a in case_argv]
 
+    exe = hermesctx_argv()
+    # bytecode as an install has it (pip compiles on install; with PYTHONDONTWRITEBYTECODE every
+    # run here would compile the sources again, ~100 ms no user pays), kept in a folder of this
+    # run, not beside the sources; a warm-up run of each case writes it (and the ranks cache)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
+    once([sys.executable, "-c", "pass"], env)
+    for _name, case_argv, _target in CASES:
+        once([*exe, *fill(case_argv)], env)
+
     if args.importtime:
         case = next(c for c in CASES if c[0] == args.importtime or c[1][0] == args.importtime)
-        print("\n".join(importtime(fill(case[1]))))
+        print("\n".join(importtime(fill(case[1]), env)))
         return 0
 
     base_times: list[float] = []
@@ -109,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     statuses: dict[str, int] = {}
     for _ in range(args.repeat):
         for name, case_argv, _target in CASES:
-            base_times.append(once([sys.executable, "-c", "pass"])[0])
-            elapsed, status = once([*exe, *fill(case_argv)])
+            base_times.append(once([sys.executable, "-c", "pass"], env)[0])
+            elapsed, status = once([*exe, *fill(case_argv)], env)
             times[name].append(elapsed)
             statuses[name] = status
     base = statistics.median(base_times)

@@ -307,14 +307,22 @@ def guess_billing_provider(branch: str, model: str | None, table: dict | None = 
 def prompt_cost(tokens: int, model: str | None, provider: str | None = None) -> dict | None:
     """What ``tokens`` of prompt cost at the model's input price, with where the price came from
     (for ``estimate``); None when the model is not priced."""
-    if not model:
+    entry = _prompt_price(model, provider) if model else None
+    if entry is None:
         return None
-    route = billing_route(model, provider or guess_billing_provider("chat", model))
-    entry = lookup(route)
-    if entry is None or entry.get("input") is None or route.billing_mode == SUBSCRIPTION:
-        return None
+    route, entry = entry
     entry = _at_tier(entry, {"input_tokens": tokens})
     return {"amount_usd": format(Decimal(tokens) * entry["input"] / _MILLION, "f"),
             "input_usd_per_mtok": str(entry["input"]), "route": route.provider, "model": route.model,
             "source": entry["source"], "source_url": entry.get("source_url"),
             "pricing_version": entry.get("pricing_version")}
+
+
+@lru_cache(maxsize=256)
+def _prompt_price(model: str, provider: str | None) -> tuple[Route, dict] | None:
+    """The route and price entry of a model (once per model: a batch asks for every line)."""
+    route = billing_route(model, provider or guess_billing_provider("chat", model))
+    entry = lookup(route)
+    if entry is None or entry.get("input") is None or route.billing_mode == SUBSCRIPTION:
+        return None
+    return route, entry

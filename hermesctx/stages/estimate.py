@@ -207,7 +207,7 @@ def headline(report: dict) -> list[str]:
     session log the usage it recorded beside the estimate."""
     b = report["budgets"]
     prompt, window = report["prompt_tokens"], report["context_length"]
-    left = report.get("tokens_left") or {"threshold": b["threshold_tokens"] - prompt}
+    left = report["tokens_left"]
     lines = [f"{report['model'] or '(no model)'}: {prompt:,} tokens ({report['prompt_source']}), "
              f"{report['pressure_percent']}% of a {window:,}-token window; compresses at "
              f"{b['threshold_tokens']:,}: {_left(left['threshold'])}"]
@@ -225,8 +225,7 @@ def format_table(report: dict) -> str:
     """A human-readable table of an estimate report: a headline, then one row per figure."""
     b = report["budgets"]
     t = report["tokens"]
-    left = report.get("tokens_left") or {"threshold": b["threshold_tokens"] - report["prompt_tokens"],
-                                         "window": report["context_length"] - report["prompt_tokens"]}
+    left = report["tokens_left"]
     rows = [
         ("model", f"{report['model'] or '(none)'}"),
         ("context window", f"{report['context_length']:,} ({report['context_source']})"),
