@@ -12,11 +12,11 @@ custom endpoints) are reported as unknown, never as 0.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 from urllib.parse import urlparse
 
@@ -155,8 +155,9 @@ def parse_table(doc: Any, origin: str = "pricing table") -> dict:
 
 
 def _shipped(name: str) -> dict:
-    text = resources.files("hermesctx").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    return parse_table(json.loads(text), f"built-in pricing ({name})")
+    # a plain open: importlib.resources would cost every priced command ~20 ms of imports
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", name), encoding="utf-8") as handle:
+        return parse_table(json.loads(handle.read()), f"built-in pricing ({name})")
 
 
 @lru_cache(maxsize=1)
@@ -172,21 +173,24 @@ def library_table() -> dict:
     return _shipped("pricing-library.json")
 
 
-@lru_cache(maxsize=1)
-def default_table() -> dict:
-    """Hermes's snapshot, then the library for the keys it lacks (what ``table=None`` means)."""
-    return {**library_table(), **builtin_table()}
 
 
 def lookup(route: Route, table: dict | None = None) -> dict | None:
-    """The price entry for a route (exact key, then Anthropic / Bedrock name normalization)."""
+    """The price entry for a route (exact key, then Anthropic / Bedrock name normalization) in
+    ``table``, by default Hermes's snapshot, then the library's rows."""
     if route.billing_mode == SUBSCRIPTION:
         zero = Decimal("0")
         return {"input": zero, "output": zero, "cache_read": zero, "cache_write": zero,
                 "request": None, "source": "none", "pricing_version": "included-route", "source_url": None}
     if route.billing_mode == MODELS_API:
         return None  # live prices only; offline means unknown
-    table = default_table() if table is None else table
+    if table is not None:
+        return _find(route, table)
+    # Hermes's snapshot first (D9); the library, loaded only then, for what it lacks
+    return _find(route, builtin_table()) or _find(route, library_table())
+
+
+def _find(route: Route, table: dict) -> dict | None:
     model = route.model.lower()
     entry = table.get((route.provider, model))
     if entry:

@@ -5,7 +5,6 @@ install (pip, pipx, uv tool) can print or install them: ``hermesctx man``, ``her
 from __future__ import annotations
 
 import os
-from importlib import resources
 
 from hermesctx.errors import FileIOError, UsageError
 
@@ -17,19 +16,22 @@ COMPLETIONS = {
 }
 
 
-def _data(*parts: str):
-    return resources.files("hermesctx").joinpath("data", *parts)
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def _read(*parts: str) -> str:
+    with open(os.path.join(DATA, *parts), encoding="utf-8") as handle:
+        return handle.read()
 
 
 def completion_script(shell: str) -> str:
-    return _data("completions", COMPLETIONS[shell][0]).read_text(encoding="utf-8")
+    return _read("completions", COMPLETIONS[shell][0])
 
 
 def man_pages() -> dict[str, str]:
     """``{"hermesctx.1": roff, "hermesctx-estimate.1": roff, ...}``."""
-    folder = _data("man")
-    return {entry.name: entry.read_text(encoding="utf-8")
-            for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".1")}
+    return {name: _read("man", name) for name in sorted(os.listdir(os.path.join(DATA, "man")))
+            if name.endswith(".1")}
 
 
 def man_page(command: str | None) -> str:
