@@ -47,7 +47,10 @@ def quick_help(args: list[str]) -> str | None:
         return None
     start += len(head)
     end = data.find("\f", start)
-    return data[start:] if end < 0 else data[start:end]
+    text = data[start:] if end < 0 else data[start:end]
+    if args[-1] == "-h" and "-h, --help" not in text:
+        return None  # a command whose own option took -h: click decides
+    return text
 
 
 def main() -> None:

@@ -175,9 +175,10 @@ def library_table() -> dict:
 
 
 
-def lookup(route: Route, table: dict | None = None) -> dict | None:
+def lookup(route: Route, table: dict | None = None, *, library: bool = False) -> dict | None:
     """The price entry for a route (exact key, then Anthropic / Bedrock name normalization) in
-    ``table``, by default Hermes's snapshot, then the library's rows."""
+    ``table``, by default Hermes's snapshot; with ``library``, the library's rows for what the
+    snapshot lacks (the commands' default; the library API keeps Hermes's answers)."""
     if route.billing_mode == SUBSCRIPTION:
         zero = Decimal("0")
         return {"input": zero, "output": zero, "cache_read": zero, "cache_write": zero,
@@ -187,7 +188,7 @@ def lookup(route: Route, table: dict | None = None) -> dict | None:
     if table is not None:
         return _find(route, table)
     # Hermes's snapshot first (D9); the library, loaded only then, for what it lacks
-    return _find(route, builtin_table()) or _find(route, library_table())
+    return _find(route, builtin_table()) or (_find(route, library_table()) if library else None)
 
 
 def _find(route: Route, table: dict) -> dict | None:
@@ -208,9 +209,10 @@ def _money(amount: Decimal | None) -> str | None:
 
 
 def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None,
-                  base_url: str | None = None, table: dict | None = None) -> dict:
+                  base_url: str | None = None, table: dict | None = None, library: bool = False) -> dict:
     """Hermes ``estimate_usage_cost`` on canonical buckets: ``amount_usd`` (a decimal string, or
-    None when unknown), ``status``, ``source``, ``label``, ``pricing_version``, ``notes``."""
+    None when unknown), ``status``, ``source``, ``label``, ``pricing_version``, ``notes``.
+    ``library``: price what Hermes's snapshot lacks from the library's rows (see :func:`lookup`)."""
     route = billing_route(model, provider, base_url)
     result = {"model": route.model, "route": route.provider, "billing_mode": route.billing_mode, "fetched_at": None}
     unknown = {**result, "amount_usd": None, "status": "unknown", "source": "none", "label": "n/a",
@@ -218,7 +220,7 @@ def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None
     if route.billing_mode == SUBSCRIPTION:
         return {**result, "amount_usd": "0", "status": "included", "source": "none", "label": "included",
                 "pricing_version": "included-route", "notes": [], "uncached_usd": None, "saving_usd": None}
-    entry = lookup(route, table)
+    entry = lookup(route, table, library=library)
     if entry is None:
         return unknown
     entry = _at_tier(entry, usage)
@@ -289,7 +291,8 @@ def add_costs(costs: list[dict]) -> dict:
     return out
 
 
-def guess_billing_provider(branch: str, model: str | None, table: dict | None = None) -> str | None:
+def guess_billing_provider(branch: str, model: str | None, table: dict | None = None, *,
+                           library: bool = False) -> str | None:
     """``--billing-provider auto`` (ours): the vendor whose API the usage shape belongs to; for the
     Chat Completions shape, the one provider of the price table that lists the model (Hermes's
     snapshot, else the library's rows), else ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
@@ -301,7 +304,8 @@ def guess_billing_provider(branch: str, model: str | None, table: dict | None = 
     if branch == "codex":
         return "openai"
     key = name.lower()
-    for candidates in ((builtin_table(), library_table()) if table is None else (table,)):
+    tables = (table,) if table is not None else (builtin_table(), library_table()) if library else (builtin_table(),)
+    for candidates in tables:
         owners = {provider for provider, model in candidates if model == key}
         if owners:
             return owners.pop() if len(owners) == 1 else "openai"
@@ -325,8 +329,8 @@ def prompt_cost(tokens: int, model: str | None, provider: str | None = None) -> 
 @lru_cache(maxsize=256)
 def _prompt_price(model: str, provider: str | None) -> tuple[Route, dict] | None:
     """The route and price entry of a model (once per model: a batch asks for every line)."""
-    route = billing_route(model, provider or guess_billing_provider("chat", model))
-    entry = lookup(route)
+    route = billing_route(model, provider or guess_billing_provider("chat", model, library=True))
+    entry = lookup(route, library=True)
     if entry is None or entry.get("input") is None or route.billing_mode == SUBSCRIPTION:
         return None
     return route, entry

@@ -1,5 +1,6 @@
 """Prices from the maintained library genai-prices (pinned, shipped as data/pricing-library.json):
-they fill the keys Hermes's snapshot lacks, never override it (D9), and say where each price came from."""
+in the commands they fill the keys Hermes's snapshot lacks, never override it (D9), and say where
+each price came from; the library API keeps Hermes's answers unless asked (library=True)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.conftest import invoke
                                                   ("gemini-2.5-pro", "google", "1.25")])
 def test_models_the_issue_named_are_priced(model, provider, price):
     usage = {"input_tokens": 1_000_000, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
-    cost = estimate_cost(usage, model, provider=provider)
+    cost = estimate_cost(usage, model, provider=provider, library=True)
     assert cost["status"] == "estimated" and Decimal(cost["amount_usd"]) == Decimal(price)
     assert cost["pricing_version"] and cost["source_url"].startswith("https://")
 
@@ -33,24 +34,32 @@ def test_library_rows_fill_gaps_and_never_override_hermes():
     assert ("openai", "gpt-5") in library and ("openai", "gpt-5") not in hermes
     assert all(e["source"] == "genai-prices" and e["pricing_version"].startswith("genai-prices-")
                for e in library.values())
-    gpt5 = estimate_cost({"input_tokens": 10}, "gpt-5", provider="openai")
+    gpt5 = estimate_cost({"input_tokens": 10}, "gpt-5", provider="openai", library=True)
     assert (gpt5["source"], gpt5["pricing_version"]) == ("genai-prices", "genai-prices-0.2.3")
-    sonnet = estimate_cost({"input_tokens": 10}, "claude-sonnet-4-5", provider="anthropic")
+    assert estimate_cost({"input_tokens": 10}, "gpt-5", provider="openai")["status"] == "unknown"  # as Hermes
+    sonnet = estimate_cost({"input_tokens": 10}, "claude-sonnet-4-5", provider="anthropic", library=True)
     assert sonnet["source"] == "official_docs_snapshot"  # Hermes's row, though the library has one
 
 
-def test_normalize_usage_prices_gpt5_from_the_library():
+def test_normalize_usage_prices_gpt5_from_the_library(tmp_path):
     result = invoke(["normalize-usage", "--model", "gpt-5", "--billing-provider", "auto"],
                     {"prompt_tokens": 2_000_000, "completion_tokens": 100_000})
     cost = result.json["cost"]
     assert Decimal(cost["amount_usd"]) == Decimal("2.5") + Decimal("1.0")
     assert cost["source"] == "genai-prices"
+    table = {"prices": [{"provider": "openai", "model": "gpt-4o", "input": 1, "output": 1}]}
+    (tmp_path / "p.json").write_text(json.dumps(table))
+    replaced = invoke(["normalize-usage", "--model", "gpt-5", "--billing-provider", "openai",
+                       "--pricing", str(tmp_path / "p.json")], {"prompt_tokens": 1, "completion_tokens": 1})
+    assert replaced.json["cost"]["status"] == "unknown"  # --pricing FILE replaces both tables
 
 
 def test_guess_prefers_hermes_table_owners():
     # the library lists claude-sonnet-4-5 under anthropic and google; Hermes's table only anthropic
-    assert guess_billing_provider("chat", "claude-sonnet-4-5") == "anthropic"
-    assert guess_billing_provider("chat", "o4-mini") == "openai"
+    assert guess_billing_provider("chat", "claude-sonnet-4-5", library=True) == "anthropic"
+    assert guess_billing_provider("chat", "o4-mini", library=True) == "openai"
+    assert guess_billing_provider("chat", "mistral-large", library=True) == "mistral"
+    assert guess_billing_provider("chat", "mistral-large") == "openai"  # Hermes's table only
 
 
 def test_tiered_price_applies_to_every_token_past_the_start():
