@@ -60,6 +60,11 @@ def main() -> None:
 
         sys.stdout.write(f"hermesctx, version {__version__}\n")
         return
+    if not args:  # the usage on stderr, a usage error (2), as click says it
+        text = quick_help(["--help"])
+        if text is not None:
+            sys.stderr.write(text)
+            sys.exit(2)
     text = quick_help(args)
     if text is not None:
         try:

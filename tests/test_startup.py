@@ -80,3 +80,11 @@ def test_a_real_command_still_runs_through_the_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "hermesctx", "--quiet", "prune", str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("[{"), proc.stderr
+
+
+def test_no_arguments_prints_the_usage_on_stderr_with_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "hermesctx"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("Usage: hermesctx [OPTIONS] COMMAND") and "\\n" not in proc.stderr
+    through_click = invoke([])
+    assert through_click.status == 2 and through_click.stderr.startswith("Usage: hermesctx [OPTIONS] COMMAND")

@@ -64,6 +64,8 @@ class LazyGroup(click.Group):
         return module.command
 
 
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -124,6 +126,9 @@ def run(args: list[str], env) -> int:
         return int(result) if isinstance(result, int) else ExitStatus.OK
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except _NO_ARGS as exc:  # `hermesctx` alone: the help, as it is
+        print(exc.format_message(), file=env.stderr)
+        return ExitStatus.USAGE
     except click.ClickException as exc:
         message = exc.format_message()
         ctx = getattr(exc, "ctx", None)
