@@ -1,12 +1,14 @@
 """What a call cost: Hermes's billing routes and its built-in price snapshot (spec 40 §C).
 
 Prices live in ``data/pricing.json`` (USD per million tokens, as exact decimal strings, with the
-source page and snapshot version of each); the keys it lacks come from ``data/pricing-library.json``
-(the maintained library genai-prices, pinned; ``source`` ``genai-prices``); ``--pricing FILE``
-replaces both with one table of the same shape. A row may add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in
-the usage's 5m/1h split, are then priced at that rate (Hermes prices every write at
-``cache_write``, as the built-in table does). Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous,
-custom endpoints) are reported as unknown, never as 0.
+source page and snapshot version of each); in the commands, the keys it lacks come from
+``data/pricing-library.json`` (the maintained library genai-prices, pinned; ``source``
+``genai-prices``); ``--pricing FILE`` replaces both with one table of the same shape. A row may
+add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in the usage's 5m/1h
+split, are then priced at that rate (Hermes prices every write at ``cache_write``, as the built-in
+table does), and ``tiers`` (ours): a price for every token once the prompt exceeds a start.
+Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous, custom
+endpoints) are reported as unknown, never as 0.
 """
 
 from __future__ import annotations
@@ -171,8 +173,6 @@ def library_table() -> dict:
     """The rows of the maintained library genai-prices (pinned, shipped as data; no network):
     used for the (provider, model) keys Hermes's snapshot lacks (gpt-5, o4-mini, ...)."""
     return _shipped("pricing-library.json")
-
-
 
 
 def lookup(route: Route, table: dict | None = None, *, library: bool = False) -> dict | None:
