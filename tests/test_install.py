@@ -62,3 +62,20 @@ def test_a_missing_sdk_names_its_extra(sdk, monkeypatch):
                     [{"role": "user", "content": "hi"}], environ={f"{sdk.upper()}_API_KEY": "k"})
     assert result.status == 2, result.stderr
     assert f"pip install 'hermesctx[{sdk}]'" in result.stderr and result.stdout == b""
+
+
+def test_every_shipped_data_file_is_declared_as_package_data():
+    """What `hermesctx man`, `completion`, the quick --help and the prices read must reach a wheel."""
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    root = Path(__file__).resolve().parent.parent
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["hermesctx"]
+    data = root / "hermesctx" / "data"
+    files = [p.relative_to(root / "hermesctx").as_posix() for p in data.rglob("*") if p.is_file()
+             and "__pycache__" not in p.parts]
+    assert {"data/help.txt", "data/pricing.json", "data/pricing-library.json", "data/man/hermesctx.1",
+            "data/completions/_hermesctx"} <= set(files)
+    assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
