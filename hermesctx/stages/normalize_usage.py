@@ -380,8 +380,9 @@ def _cost(options: Options, env, usage: dict, model: str | None, table) -> dict 
 
     route = options.billing_provider if options.billing_provider is not None else _BILLING.get(options.usage_format)
     if route == "auto":
-        route = guess_billing_provider(usage["provider"], model, table)
-    cost = estimate_cost(usage, model, provider=route, base_url=options.base_url, table=table)
+        route = guess_billing_provider(usage["provider"], model, table, library=table is None)
+    cost = estimate_cost(usage, model, provider=route, base_url=options.base_url, table=table,
+                         library=table is None)  # the price library fills Hermes's gaps
     if cost["status"] == "unknown" and not options.billing_provider and not options.base_url:
         env.warn(f"no price for {model!r} without a billing route: pass --billing-provider")
     return cost
