@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PREFIX ?= $(HOME)/.local
 
-.PHONY: venv install install-shell test lint bench oracle fuzz completions man clean reallogs
+.PHONY: venv install install-shell test lint bench oracle fuzz completions man clean reallogs eval
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ oracle: venv
 REALLOGS ?= ../shared/real-logs
 reallogs: venv
 	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
+
+# Probe evaluation of the offline summarizer (issue 18; never CI): the fixtures of eval/fixtures.py,
+# or `make eval EVAL_DIR=../shared/real-logs` for a directory of agent logs; EVAL_ARGS="--rows ...".
+eval: venv
+	$(BIN)/python eval/run.py $(if $(EVAL_DIR),--dir $(EVAL_DIR)) $(EVAL_ARGS)
 
 fuzz: venv
 	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz
