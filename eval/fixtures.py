@@ -105,7 +105,7 @@ def codex(seed: int = 2) -> list[dict]:
         b.tool("exec_command", {"cmd": f"python -m pytest tests/test_{mod}.py -q", "workdir": b.root},
                f"Command: /bin/bash -lc 'python -m pytest tests/test_{mod}.py -q'\nChunk ID: 1a2b3c\n"
                f"Wall time: 0.4 seconds\nProcess exited with code {1 if k == 2 else 0}\nOutput:\n"
-               + (f"E   AssertionError: JPY 1000 -> 1000.0 != 1000\n1 failed, 7 passed" if k == 2 else "8 passed"))
+               + ("E   AssertionError: JPY 1000 -> 1000.0 != 1000\n1 failed, 7 passed" if k == 2 else "8 passed"))
     b.tool("update_plan", {"plan": [{"step": "fix rounding", "status": "completed"},
                                     {"step": "add JPY regression test", "status": "in_progress"}]}, "Plan updated")
     b.tool("apply_patch", {"input": f"*** Begin Patch\n*** Add File: {b.root}/tests/test_jpy.py\n"
@@ -143,7 +143,7 @@ def hermes(seed: int = 3) -> list[dict]:
 def swe_agent(seed: int = 4) -> list[dict]:
     b = _Builder(seed, "/repo", "SETTING: You are an autonomous programmer working in a command line.")
     b.user("We're currently solving the following issue: `Table.join` drops rows when keys contain None.")
-    for k, (mod, line) in enumerate([("table", 120), ("join", 40), ("keys", 12)]):
+    for k, mod in enumerate(["table", "join", "keys"]):
         path = f"/repo/src/tablekit/{mod}.py"
         b.tool("str_replace_editor", {"command": "view", "path": path}, _code(b.rng, 40))
         if k:

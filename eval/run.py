@@ -83,7 +83,7 @@ def probes(middle: list) -> dict[str, set]:
     results = {}
     last_change: dict[str, str] = {}
     last_text = ""
-    for k, m in enumerate(middle):
+    for m in middle:
         if m.get("role") == "tool":
             results.setdefault(m.get("tool_call_id"), text_view(m.get("content")))
     for k, m in enumerate(middle):
