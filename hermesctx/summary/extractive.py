@@ -44,6 +44,7 @@ _KEY = re.compile(r"^(?:\d+\.\s+|- )(?:\w+ )?`([^`]+)`")
 _PREVIOUS_DISCOUNT = 0.8
 ITEM_RATIO = 0.25  # the items take at most this share of the middle's own characters
 ITEM_FLOOR = 600  # ... but never less than this many
+TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
 _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
 
 
@@ -208,8 +209,8 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
     room = budget * 4 - len(with_summary_prefix(empty))
     if room_cap is not None:
         room = min(room, room_cap)
-    if room <= 0:
-        return empty
+    if room <= 0:  # the template alone is over a tiny budget: a few facts anyway, the budget cannot hold
+        room, budget = TINY_ROOM, 0
     total_weight = sum(WEIGHTS.values())
     ranked = sorted(items, key=lambda i: -i.value)
     by_section: dict[str, list[_Item]] = {}
@@ -240,7 +241,7 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         for item in kept:
             chosen.setdefault(item.section, []).append(taken[id(item)])
         body = redact(_render(task, chosen))
-        if fits(body, budget) or not kept:
+        if not budget or fits(body, budget) or not kept:
             return body
         kept.remove(min(kept, key=lambda i: i.value))
 
