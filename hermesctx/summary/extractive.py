@@ -42,6 +42,7 @@ _SINGLE = {GOAL, IN_PROGRESS_HEADING}  # a new value replaces the previous one
 _ROOT_LINE = re.compile(r"^Paths are relative to `([^`]+)`")
 _KEY = re.compile(r"^(?:\d+\.\s+|- )(?:\w+ )?`([^`]+)`")
 _PREVIOUS_DISCOUNT = 0.8
+AUTO_FOCUS_HEADER = "Recent user focus:"  # what compress's automatic topic starts with
 ITEM_RATIO = 0.25  # the items take at most this share of the middle's own characters
 ITEM_FLOOR = 600  # ... but never less than this many
 TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
@@ -77,7 +78,11 @@ def _item_key(line: str) -> str:
 
 
 def _focus_words(focus: str | None) -> list[str]:
-    return [w for w in re.findall(r"[\w./-]{4,}", (focus or "").lower())][:12]
+    """The words of a focus the user gave; none for compress's automatic topic (its recent asks,
+    which the ledgers favour already by recency)."""
+    if not focus or focus.startswith(AUTO_FOCUS_HEADER):
+        return []
+    return [w for w in re.findall(r"[\w./-]{4,}", focus.lower())][:12]
 
 
 def _rel(path: str, root: str) -> str:

@@ -67,7 +67,7 @@ _WEAK_ERROR_LINE = re.compile(r"\b(failed|failure|invalid|traceback)\b", re.I)
 _NOISE_LINE = re.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
                          r"Exit code|<returncode>|</?output>)", re.I)
 _TAGS = re.compile(r"</?(?:tool_use_error|error|output|stderr)>")
-_TESTS = re.compile(r"\b\d+ (?:passed|failed|errors?)\b(?:[^\n\"]*?\b\d+ (?:passed|failed|skipped))*[^\n\"=]*", re.I)
+_TESTS = re.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", re.I)
 _URL = re.compile(r"https?://[^\s`'\"<>)\]]+")
 _PATH = re.compile(r"(?<![\w/.:-])(?:~/|/|\./)?(?:[\w.@-]+/)+[\w.@-]+\.\w{1,8}\b"
                    r"|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|txt|sh|c|h|cpp|java|rb|"
@@ -299,8 +299,8 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
                 entry.change = _patch_change(redact(args["patch"][:4000]))
             elif kind == DELETE:
                 entry.change = "deleted"
-    elif kind == WRITE and _patch_files(_command(args), ledgers, step):
-        pass
+    elif kind == WRITE:  # apply_patch and the like: the files are in the patch
+        _patch_files(_command(args), ledgers, step)
     elif kind == RUN:
         command = _command(args)
         if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step)):
@@ -343,7 +343,7 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
     entry.runs += 1
     entry.last = step
     code = exit_code(result) if result else None
-    tests = list(_TESTS.finditer(plain(result[-6000:]))) if result and ("passed" in result or "failed" in result) else []
+    tests = list(_TESTS.finditer(plain(result[-6000:]))) if result and ("passed" in result or "fail" in result) else []
     test_line = one_line(redact(tests[-1].group(0)), 90) if tests else ""
     if test_line:
         ledgers.tests.append(test_line)
@@ -435,8 +435,7 @@ def extract(turns: list) -> Ledgers:
             continue
         if role == "user":
             text = text_view(msg.get("content"))
-            if pending_text_command is not None and (injected(text) or pending_text_command[1] == i - 1
-                                                     and text.lstrip().startswith(("<returncode>", "OBSERVATION"))):
+            if pending_text_command is not None and injected(text):  # the in-text command's output
                 _record_call(led, "bash", {"command": pending_text_command[0]}, text, None, pending_text_command[1])
                 pending_text_command = None
                 i += 1
