@@ -6,13 +6,16 @@ import copy
 import json
 
 from conftest import FIXTURES, load_example
+from hypothesis import given
+from hypothesis import strategies as st
+from transcripts import TranscriptGen
 
 from hermesctx import tokens
 from hermesctx.stages.compress import compress
 from hermesctx.summary import SummaryRequest
 from hermesctx.summary.extractive import ExtractiveSummarizer, coverage
 from hermesctx.summary.ledger import extract, tool_kind
-from hermesctx.summary.prompt import SECTIONS
+from hermesctx.summary.prompt import SECTIONS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
@@ -256,3 +259,15 @@ def test_coding_session_example_through_compress():
         assert fact in summary, fact
     assert "ntests/" not in summary  # escaped newlines are not part of paths
     assert report["summary_coverage"]["files"]["named"] == report["summary_coverage"]["files"]["total"]
+
+
+@given(seed=st.integers(0, 10_000), length=st.integers(1, 40), budget=st.integers(700, 6000),
+       focus=st.sampled_from([None, "src/app.py", "Recent user focus:\n- npm test"]))
+def test_any_transcript_stays_within_budget_and_the_task_is_the_snapshot(seed, length, budget, focus):
+    turns = [m for m in TranscriptGen(seed).transcript(length) if m.get("role") not in ("session_meta", "system")]
+    out = summarize(turns, budget=budget, focus=focus, item_ratio=None)
+    assert tokens.rough_text(with_summary_prefix(out)) <= budget
+    snapshot = task_snapshot(turns)
+    assert section(out, SECTIONS[0][0]) == (snapshot or "None")
+    again = summarize(turns, out, budget=budget, item_ratio=None)  # re-compressing its own output
+    assert tokens.rough_text(with_summary_prefix(again)) <= budget
