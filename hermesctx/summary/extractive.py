@@ -161,7 +161,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     if led.next_step:
         add(REMAINING_WORK_HEADING, f"- Next step: {led.next_step}", 3)
     if led.last_assistant:
-        add(IN_PROGRESS_HEADING, one_line(redact(led.last_assistant), 500), 4)
+        add(IN_PROGRESS_HEADING, one_line(led.last_assistant, 500), 4)
     for url in dict.fromkeys(led.urls):
         add(CRITICAL, f"- {url}", -3)
     return items

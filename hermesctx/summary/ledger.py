@@ -237,7 +237,7 @@ class Ledgers:
     urls: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     summaries: list = field(default_factory=list)  # previous summaries found among the turns
-    last_assistant: str = ""
+    last_assistant: str = ""  # redacted
     next_step: str = ""
     steps: int = 0
 
@@ -291,7 +291,7 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
                 old, new = edits[-1].get("old_string"), edits[-1].get("new_string")
             content = args.get("content", args.get("file_text", args.get("new_source")))
             if isinstance(old, str) and isinstance(new, str):
-                entry.change = redact(_diff_line(old, new))
+                entry.change = _diff_line(redact(old), redact(new))
             elif isinstance(content, str):
                 entry.change = f"wrote {content.count(chr(10)) + 1} lines"
                 entry.size = f"{content.count(chr(10)) + 1} lines"
@@ -306,7 +306,7 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
         if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step)):
             command = "apply_patch"
         if command:
-            _record_command(ledgers, redact(one_line(command, 160)), bad, result, redacted, step)
+            _record_command(ledgers, one_line(redact(command), 160), bad, result, redacted, step)
             if command != "apply_patch":
                 for p in _PATH.findall(command[:2000]):
                     if not p.startswith("http"):
@@ -314,7 +314,7 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
     elif kind == SEARCH:
         query = _first(args, _QUERY_KEYS) or path
         if query:
-            ledgers.searches.append(redact(f"{name} {one_line(query, 100)}"))
+            ledgers.searches.append(f"{name} {one_line(redact(query), 100)}")
     elif kind == TODO:
         items = args.get("todos", args.get("plan", args.get("items")))
         if isinstance(items, list):
@@ -323,16 +323,15 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
                 if isinstance(item, dict):
                     text = item.get("content") or item.get("step") or item.get("title") or ""
                     if text:
-                        ledgers.todos[redact(one_line(text, 160))] = str(item.get("status") or "pending")
+                        ledgers.todos[one_line(redact(str(text)), 160)] = str(item.get("status") or "pending")
     elif kind == DELEGATE:
         what = _first(args, ("description", "goal", "prompt", "task"))
-        ledgers.delegations.append(redact(one_line(what, 160)) + (f" — {one_line(redacted(), 160)}" if result else ""))
-    if bad and kind != RUN:
+        ledgers.delegations.append(one_line(redact(what), 160) + (f" — {one_line(redacted(), 160)}" if result else ""))
+    if kind != RUN:  # a failing call of any other tool: its error, keyed by the call and its target
         key = f"{name} {one_line(path or _first(args, _QUERY_KEYS) or _command(args), 100)}".strip()
-        ledgers.errors[key] = ErrorEntry(key, one_line(error_line(redacted()), 220), last=step)
-    elif not bad and kind != RUN:
-        key = f"{name} {one_line(path or _first(args, _QUERY_KEYS) or _command(args), 100)}".strip()
-        if key in ledgers.errors:
+        if bad:
+            ledgers.errors[key] = ErrorEntry(key, one_line(error_line(redacted()), 220), last=step)
+        elif key in ledgers.errors:
             ledgers.errors[key].resolved = True
 
 
@@ -390,8 +389,7 @@ def extract(turns: list) -> Ledgers:
             visible = strip_think_blocks(text).strip() if text else ""
             calls = [tc for tc in calls_of(msg) if isinstance(tc, dict) and isinstance(tc.get("function"), dict)]
             if visible:
-                led.last_assistant = visible
-                clean = redact(visible)
+                clean = led.last_assistant = redact(visible)
                 led.decisions += _sentences(clean, _DECISION)
                 nxt = _sentences(clean, _NEXT, 300)
                 if nxt:
