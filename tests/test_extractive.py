@@ -271,3 +271,16 @@ def test_any_transcript_stays_within_budget_and_the_task_is_the_snapshot(seed, l
     assert section(out, SECTIONS[0][0]) == (snapshot or "None")
     again = summarize(turns, out, budget=budget, item_ratio=None)  # re-compressing its own output
     assert tokens.rough_text(with_summary_prefix(again)) <= budget
+
+
+def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succeeds_later():
+    first = [{"role": "user", "content": "build it"}, turn(call("a", "Bash", {"command": "make build"})),
+             result("a", "Exit code 2\nError: missing header foo.h")]
+    previous = summarize(first)
+    assert section(previous, "## Blocked") == "- `make build` — exit 2: Error: missing header foo.h"
+    second = [{"role": "user", "content": "retry"}, turn(call("b", "Bash", {"command": "make build"})),
+              result("b", "Exit code 0")]
+    out = summarize(second, previous)
+    assert section(out, "## Blocked") == "None."
+    assert "- Resolved error: `make build` — exit 2: Error: missing header foo.h" in section(out, "## Critical Context")
+    assert summarize(second, out).count("make build` — exit 2") == 1  # converges

@@ -40,7 +40,7 @@ WEIGHTS = {GOAL: 3, CONSTRAINTS: 5, ACTIONS: 8, STATE: 6, IN_PROGRESS_HEADING: 4
 _NUMBERED_SECTIONS = {ACTIONS}
 _SINGLE = {GOAL, IN_PROGRESS_HEADING}  # a new value replaces the previous one
 _ROOT_LINE = re.compile(r"^Paths are relative to `([^`]+)`")
-_KEY = re.compile(r"^(?:\d+\.\s+|- )(?:\w+ )?`([^`]+)`")
+_KEY = re.compile(r"^(?:\d+\.\s+|- )(?:Resolved error: |\w+ )?`([^`]+)`")
 _PREVIOUS_DISCOUNT = 0.8
 AUTO_FOCUS_HEADER = "Recent user focus:"  # what compress's automatic topic starts with
 ITEM_RATIO = 0.25  # the items take at most this share of the middle's own characters
@@ -132,7 +132,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
             text += f" ({c.runs} runs"
             text += f"; first failure: {c.first_failure})" if c.first_failure and c.ok else ")"
         add(ACTIONS, text, 0 if c.ok else 1, key=c.command, recency=c.last,
-            short=f"RUN `{c.command}` — {c.outcome.split(';', 1)[0]}")
+            short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}")
     for d in dict.fromkeys(led.delegations):
         add(ACTIONS, f"DELEGATE {d}", -1)
     for s in dict.fromkeys(led.searches):
@@ -167,9 +167,15 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     return items
 
 
-def _previous_items(previous: dict[str, list[str]], current: list[_Item]) -> list[_Item]:
-    """The previous summary's lines not superseded by a new item with the same key."""
-    keys = {(i.section, i.key) for i in current}
+def _norm(key: str) -> str:
+    """A merge key: its first 60 characters (a short form cuts a long command with an ellipsis)."""
+    return key.rstrip("…")[:60]
+
+
+def _previous_items(previous: dict[str, list[str]], current: list[_Item], succeeded: set) -> list[_Item]:
+    """The previous summary's lines not superseded by a new item with the same key; a blocker whose
+    command has succeeded since is kept as a resolved error."""
+    keys = {(i.section if i.section != CRITICAL else BLOCKED, _norm(i.key)) for i in current}
     texts = {i.text for i in current}
     out = []
     for heading, lines in previous.items():
@@ -179,12 +185,15 @@ def _previous_items(previous: dict[str, list[str]], current: list[_Item]) -> lis
             if heading == STATE and line.startswith(("- Modified files", "- Latest test result", "- Paths are")):
                 continue
             text = re.sub(r"^\d+\.\s+", "", line) if heading in _NUMBERED_SECTIONS else line
-            key = _item_key(line)
-            if (heading, key) in keys or text in texts:
+            key = _norm(_item_key(line))
+            section = heading
+            if heading == BLOCKED and key in succeeded:
+                section, text = CRITICAL, f"- Resolved error: {text[2:]}" if text.startswith("- ") else text
+            if ((heading if heading != CRITICAL else BLOCKED), key) in keys or text in texts:
                 continue
             keys.add((heading, key))
-            value = WEIGHTS[heading] * _PREVIOUS_DISCOUNT + (2 if heading == GOAL else 0) + k / (len(lines) * 10)
-            out.append(_Item(heading, text, value, key))
+            value = WEIGHTS[section] * _PREVIOUS_DISCOUNT + (2 if heading == GOAL else 0) + k / (len(lines) * 10)
+            out.append(_Item(section, text, value, key))
     return out
 
 
@@ -269,7 +278,7 @@ class ExtractiveSummarizer:
                           if _ROOT_LINE.match(ln.lstrip("- "))), None)
         root = root_line.group(1) if root_line else common_root(list(led.files))
         items = _items(led, root, goal_from_previous=bool(previous.get(GOAL)))
-        items += _previous_items(previous, items)
+        items += _previous_items(previous, items, {_norm(c.command) for c in led.commands.values() if c.ok})
         words = _focus_words(request.focus)
         if words:
             for item in items:
