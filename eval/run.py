@@ -50,6 +50,7 @@ from hermesctx.summary.text import (  # noqa: E402
 
 CATEGORIES = ("files", "changes", "commands", "errors", "asks", "decisions", "next")
 _PATH_KEYS = ("path", "file_path", "filename", "notebook_path")
+_EDITOR_COMMANDS = {"view", "create", "str_replace", "insert", "undo_edit"}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.S)
 _FAIL = re.compile(r"<returncode>\s*[1-9]|exited with code [1-9]|Exit code:? [1-9]|\"exit_code\":\s*[1-9]|"
@@ -112,6 +113,8 @@ def probes(middle: list) -> dict[str, set]:
             if isinstance(new, str) and new.strip() and paths:
                 last_change[paths[0]] = fold(new)[:30]
             command = _command(args)
+            if command in _EDITOR_COMMANDS:  # str_replace_editor's sub-command, not a shell command
+                command = ""
             if command and "*** Begin Patch" not in command:
                 out["commands"].add(fold(command)[:50])
             if result and _FAIL.search(result[:3000]):
@@ -250,10 +253,10 @@ def table(rows: list[dict]) -> str:
     for cat in CATEGORIES:
         lines.append(f"| {cat} | {_pct([r[f'extractive:{cat}'] for r in rows])} | "
                      f"{_pct([r[f'prune:{cat}'] for r in rows])} |")
-    for method in ("extractive", "prune"):
-        pairs = [r[f"{method}:{c}"] for r in rows for c in CATEGORIES]
-        rows_mean = sum(r[f"reduction:{method}"] for r in rows) / len(rows)
-        lines.append(f"| **overall {method}** | {_pct(pairs)} | mean reduction {100 * rows_mean:.0f} % |")
+    overall = {m: _pct([r[f"{m}:{c}"] for r in rows for c in CATEGORIES]) for m in ("extractive", "prune")}
+    lines.append(f"| **overall** | {overall['extractive']} | {overall['prune']} |")
+    mean = {m: sum(r[f"reduction:{m}"] for r in rows) / len(rows) for m in ("extractive", "prune")}
+    lines.append(f"| mean reduction of the middle | {100 * mean['extractive']:.0f} % | {100 * mean['prune']:.0f} % |")
     over = sum(r["over_budget"] or r.get("rounds_over_budget", False) for r in rows)
     asks = [r["last_ask"] for r in rows if r["last_ask"] is not None]
     four = [r["rounds"] for r in rows if "rounds" in r]
