@@ -4,7 +4,11 @@ re-compression that converges, focus, the coverage report, redaction, determinis
 
 import copy
 import json
+import re
+import sys
+from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, load_example
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +22,7 @@ from hermesctx.summary.ledger import extract, tool_kind
 from hermesctx.summary.prompt import SECTIONS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
+ROOT = Path(__file__).resolve().parent.parent
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
 
 
@@ -284,3 +289,15 @@ def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succee
     assert section(out, "## Blocked") == "None."
     assert "- Resolved error: `make build` — exit 2: Error: missing header foo.h" in section(out, "## Critical Context")
     assert summarize(second, out).count("make build` — exit 2") == 1  # converges
+
+
+@pytest.mark.slow
+def test_eval_on_the_fixtures_keeps_its_figures(capsys):
+    """`make eval` on our fixtures (slow: not in CI): >= 90 % of the probes, none over budget."""
+    sys.path.insert(0, str(ROOT / "eval"))
+    import run as evaluation
+
+    assert evaluation.main([]) == 0
+    table = capsys.readouterr().out
+    kept = int(re.search(r"\| \*\*overall\*\* \| (\d+) %", table).group(1))
+    assert kept >= 90 and "summaries over budget (any round): 0;" in table
