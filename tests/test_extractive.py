@@ -301,3 +301,13 @@ def test_eval_on_the_fixtures_keeps_its_figures(capsys):
     table = capsys.readouterr().out
     kept = int(re.search(r"\| \*\*overall\*\* \| (\d+) %", table).group(1))
     assert kept >= 90 and "summaries over budget (any round): 0;" in table
+
+
+def test_a_file_named_absolute_and_relative_is_one_entry():
+    turns = [{"role": "user", "content": "pin numpy"},
+             turn(call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
+                                     "new_string": "numpy==2.1"})), result("a", "updated"),
+             turn(call("b", "Bash", {"command": "pip install -r requirements.txt"})), result("b", "Exit code 0")]
+    files = section(summarize(turns), "## Relevant Files")
+    assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
+                     "last change: `numpy` → `numpy==2.1`")

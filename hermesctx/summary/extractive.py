@@ -15,13 +15,14 @@ instead of growing. ``focus`` raises the value of the items that name its words.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 from hermesctx import tokens
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.ledger import Ledgers, common_root, extract, one_line
+from hermesctx.summary.ledger import FileEntry, Ledgers, common_root, extract, one_line
 from hermesctx.summary.prompt import SECTIONS, task_snapshot
 from hermesctx.summary.text import (
     IN_PROGRESS_HEADING,
@@ -89,6 +90,30 @@ def _rel(path: str, root: str) -> str:
     return path[len(root) + 1:] if root and path.startswith(root + "/") else path
 
 
+def _by_shown_path(entries, root: str) -> list[FileEntry]:
+    """One entry per path as shown: an absolute path and the same file named relative (in a
+    command) are one file, their counts added, the latest change and size kept."""
+    out: dict[str, FileEntry] = {}
+    suffixes: dict[str, str] = {}  # a relative path -> the shown path of an absolute one ending in it
+    for f in sorted(entries, key=lambda e: not e.path.startswith("/")):  # absolute ones first
+        shown = _rel(f.path, root)
+        if not f.path.startswith("/"):
+            shown = suffixes.get(f.path, shown)
+        else:
+            parts = f.path.split("/")
+            for k in range(max(1, len(parts) - 4), len(parts)):
+                suffixes.setdefault("/".join(parts[k:]), shown)
+        seen = out.get(shown)
+        if seen is None:
+            out[shown] = dataclasses.replace(f, path=shown)
+            continue
+        later = f if f.last >= seen.last else seen
+        out[shown] = FileEntry(shown, seen.reads + f.reads, seen.edits + f.edits, seen.created or f.created,
+                               later.deleted, later.change or seen.change or f.change,
+                               later.size or seen.size or f.size, max(seen.last, f.last))
+    return sorted(out.values(), key=lambda e: e.last)
+
+
 def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     items: list[_Item] = []
     steps = max(led.steps, 1)
@@ -115,17 +140,17 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         add(CONSTRAINTS, f"- {text}")
     for text in dict.fromkeys(led.decisions):
         add(DECISIONS, f"- {text}")
-    modified = [f for f in led.files.values() if f.edits]
-    for f in led.files.values():
+    files = _by_shown_path(led.files.values(), root)
+    modified = [f for f in files if f.edits]
+    for f in files:
         status = "deleted" if f.deleted else "created" if f.created else "modified" if f.edits else "read"
         counts = ", ".join(x for x in (f"{f.reads} reads" if f.reads else "", f"{f.edits} edits" if f.edits else "") if x)
-        text = f"- `{_rel(f.path, root)}` — {status}" + (f" ({counts})" if counts else "")
+        text = f"- `{f.path}` — {status}" + (f" ({counts})" if counts else "")
         if f.change:
             text += f"; last change: {f.change}"
         if f.size:
             text += f"; {f.size}"
-        add(FILES, text, 4 if f.edits else 0, key=_rel(f.path, root), recency=f.last,
-            short=f"- `{_rel(f.path, root)}` — {status}")
+        add(FILES, text, 4 if f.edits else 0, key=f.path, recency=f.last, short=f"- `{f.path}` — {status}")
     for c in led.commands.values():
         text = f"RUN `{c.command}` — {c.outcome}"
         if c.runs > 1:
@@ -148,7 +173,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     if root:
         state.append(f"Paths are relative to `{root}`")
     if modified:
-        names = ", ".join(_rel(f.path, root) for f in modified[-12:])
+        names = ", ".join(f.path for f in modified[-12:])
         state.append(f"Modified files: {one_line(names, 600)}")
     if led.tests:
         state.append(f"Latest test result: {led.tests[-1]}")
