@@ -271,9 +271,13 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         for item in section_items:
             spent += take(item, share - spent)
         used += spent
-    for item in ranked:  # what the sections left unused: the most valuable remaining items
-        if id(item) not in taken:
+    for item in ranked:  # what the sections left unused: the most valuable remaining items, or full lines
+        line = taken.get(id(item))
+        if line is None:
             used += take(item, room - used)
+        elif line is not item.text and used + len(item.text) - len(line) <= room:
+            taken[id(item)] = item.text
+            used += len(item.text) - len(line)
     kept = [i for i in items if id(i) in taken]  # original (ledger) order within each section
     while True:
         chosen: dict[str, list[str]] = {}
