@@ -96,7 +96,7 @@ def probes(middle: list) -> dict[str, set]:
             continue
         if text.strip():
             last_text = text
-            for s in re.split(r"(?<=[.!?])\s+", text):
+            for s in re.split(r"(?<=[.!?])\s+|\n+", text):  # a sentence ends at a line break too
                 if _DECISION.search(s) and "?" not in s:
                     out["decisions"].add(fold(s)[:50])
         calls = [c for c in calls_of(m) if isinstance(c, dict) and isinstance(c.get("function"), dict)]
