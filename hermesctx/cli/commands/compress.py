@@ -97,9 +97,11 @@ def make(params: dict, env):
             raise click.UsageError("--expand reads archives only from the archive directory: "
                                    "give --archive DIR (or archive.dir in the config)")
         return partial(expand, directory=directory)
-    name = p("summarizer") or settings["summarizer.name"] or _provider_name(settings["auxiliary.compression.provider"])
-    primary = _summarizer(name, settings, env, p("summary_model"), p("base_url"), p("api_key"), p("timeout"))
-    fallback = None if name == "extractive" else _summarizer("extractive", settings, env, None, None, None, None)
+    from hermesctx.summary import choose
+
+    primary = choose(settings, name=p("summarizer"), model=p("summary_model"), base_url=p("base_url"),
+                     api_key=p("api_key"), timeout=p("timeout"), environ=env.environ, warn=env.warn)
+    fallback = None if primary.name == "extractive" else choose(settings, name="extractive")
     archive_dir = p("archive_dir") or settings["archive.dir"]
     hermes_note = p("hermes_note")
     if hermes_note is None:
@@ -131,22 +133,3 @@ def make(params: dict, env):
 
     return run
 
-
-def _provider_name(provider: str | None) -> str:
-    provider = (provider or "").strip().lower()
-    if provider == "anthropic":
-        return "anthropic"
-    if provider in ("openai", "openrouter", "custom", "ollama", "vllm", "lmstudio"):
-        return "openai"
-    return "extractive"
-
-
-def _summarizer(name, settings, env, model, base_url, api_key, timeout):
-    from hermesctx.summary import make_summarizer
-
-    return make_summarizer(name, model=model or settings["auxiliary.compression.model"],
-                           base_url=base_url or settings["auxiliary.compression.base_url"],
-                           api_key=api_key or settings["auxiliary.compression.api_key"],
-                           timeout=timeout or settings["auxiliary.compression.timeout"],
-                           retries=settings["summarizer.retries"], env=env.environ,
-                           max_failures=settings["summarizer.max_failures"], warn=env.warn)

@@ -44,8 +44,8 @@ def _roles(ctx, param, value: str) -> tuple[str, ...]:
 @click.option("--encoding", type=click.Choice(["o200k_base", "cl100k_base"]), default="o200k_base",
               show_default=True, help="tiktoken encoding that counts the tokens.")
 @click.option("--summarizer", type=click.Choice(NAMES), default=None,
-              help="Who writes the summaries (default: auxiliary.compression.provider if it is "
-                   "anthropic or openai, else extractive).")
+              help="Who writes the summaries (default: config summarizer.name / auxiliary.compression."
+                   "provider, else extractive: offline, no model).")
 @click.option("--model", "summary_model", default=None, help="Summarizer model.")
 @click.option("--base-url", default=None, help="Summarizer endpoint (any OpenAI-compatible URL).")
 @click.option("--api-key", default=None,
@@ -96,9 +96,6 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
         "auxiliary.compression.api_key": api_key,
         "auxiliary.compression.timeout": timeout,
     })
-    if summarizer is None:
-        provider = settings["auxiliary.compression.provider"]
-        summarizer = provider if provider in ("anthropic", "openai") else "extractive"
     config = TrajectoryConfig(
         target_max_tokens=target_max_tokens, summary_target_tokens=summary_target_tokens,
         protect_first_system="system" in protect_first, protect_first_human="human" in protect_first,
@@ -110,7 +107,7 @@ def command(input, target_max_tokens, summary_target_tokens, protect_first, prot
         count = tiktoken_counter(get_encoding(encoding))
     except EncodingUnavailable as exc:
         raise UsageError(f"encoding {encoding}: {exc}") from None
-    engine = _make_summarizer(summarizer, settings, env.environ)
+    engine = _make_summarizer(settings, summarizer, env.environ)
 
     aggregate = AggregateMetrics()
     aggregate.start()
@@ -150,21 +147,16 @@ def _entries(env, stream):
     return jsonio.read_entries(stream, env.warn)
 
 
-def _make_summarizer(name: str, settings, environ):
-    from hermesctx.summary import make_summarizer
+def _make_summarizer(settings, name: str | None, environ):
+    from hermesctx.summary import choose
 
-    if name == "extractive":
-        try:
-            return make_summarizer("extractive")
-        except ModuleNotFoundError:
-            raise UsageError("the extractive summarizer is not available in this build",
-                             hint="use --summarizer anthropic or openai") from None
-    # the stage makes Hermes's --max-retries attempts itself: no retries inside
-    engine = make_summarizer(
-        name, model=settings["auxiliary.compression.model"],
-        base_url=settings["auxiliary.compression.base_url"],
-        api_key=settings["auxiliary.compression.api_key"],
-        timeout=settings["auxiliary.compression.timeout"], retries=0, env=environ)
+    try:  # the stage makes Hermes's --max-retries attempts itself: no retries inside
+        engine = choose(settings, name=name, retries=0, max_failures=0, environ=environ)
+    except ModuleNotFoundError:
+        raise UsageError("the extractive summarizer is not available in this build",
+                         hint="use --summarizer anthropic or openai") from None
+    if engine.name == "extractive":
+        return engine
     try:
         engine.client  # noqa: B018 - fails now (like Hermes's constructor) when there is no key
     except SummarizerError as err:
