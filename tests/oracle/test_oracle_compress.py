@@ -9,7 +9,8 @@ import random
 import pytest
 from transcripts import TranscriptGen
 
-from hermesctx.stages.compress import compress_messages, static_fallback_summary, tail_cut
+from hermesctx.stages.compress import compress_messages, tail_cut
+from hermesctx.summary.fallback import static_fallback_summary
 from hermesctx.summary import SummarizerError
 from oracle.harness import SEND, hermes, needs_oracle, wire_difference
 
