@@ -90,6 +90,9 @@ KEYS: dict[str, Key] = {
     "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",
                                    "consecutive failed summaries before the provider is no longer called "
                                    "in this run (0: never stop)"),
+    "summarizer.fallback": Key(True, bool, doc="when the requested summarizer fails, the extractive one "
+                                               "(then Hermes's static fallback) stands in, with a warning; "
+                                               "false: exit 4 instead"),
     "redaction.enabled": Key(True, bool, doc="mask secrets in every text hermesctx writes (default true)"),
     "archive.dir": Key(None, _OPT_STR),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each

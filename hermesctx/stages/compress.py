@@ -22,6 +22,7 @@ from typing import Any
 
 from hermesctx import tokens
 from hermesctx.budgets import summary_budget
+from hermesctx.errors import UpstreamError
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
@@ -322,8 +323,13 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                       protect_last_n: int = 20, tail_token_budget: int = 20_000,
                       max_summary_tokens: int = 10_000, focus: str | None = None,
                       today: str | None = None, archive=None,
-                      hermes_note: bool | None = None) -> tuple[list, dict]:
+                      hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[list, dict]:
     """Compress a message list: ``(new_list, report)``. The input is never mutated.
+
+    A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
+    fallback; the report's ``fallback`` says which was asked for, which wrote the summary and
+    why (the error redacted). ``allow_fallback=False``: the first failure raises
+    :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
 
     ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
     memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`)."""
@@ -377,7 +383,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
     summary, used, errors, reasons = None, None, [], []
-    for candidate in (summarizer, fallback_summarizer):
+    for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
         if candidate is None or (used is not None):
             continue
         try:
@@ -392,6 +398,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
             reasons.append(failure_reason(f"{type(err).__name__}: {err}"))
             errors.append({"summarizer": candidate.name, "kind": "internal", "error": redact(reasons[-1], force=True)})
+    if errors and not allow_fallback:
+        raise UpstreamError(f"the {errors[0]['summarizer']} summarizer failed ({errors[0]['kind']}): "
+                            f"{errors[0]['error']}; no fallback (--no-fallback)")
     fallback = summary is None
     reason = reasons[-1] if reasons else None
     if fallback:
@@ -410,6 +419,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
     report = {**base, "compressed": True, "summarizer": used, "summarizer_errors": errors,
+              "fallback": {"requested": errors[0]["summarizer"], "used": used, "kind": errors[0]["kind"],
+                           "error": errors[0]["error"]} if errors else None,
               "middle_messages": end - start, "summarized_messages": len(turns),
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
@@ -429,15 +440,25 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
              protect_last_n: int = 20, tail_token_budget: int = 20_000, max_summary_tokens: int = 10_000,
              focus: str | None = None, today: str | None = None, archive=None,
-             hermes_note: bool | None = None) -> tuple[Any, dict]:
+             hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[Any, dict]:
     """The ``compress`` stage on a document: ``(new_doc, report)``."""
     messages = messages_of(doc)
     check_messages(messages)
     new, report = compress_messages(messages, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
-                                    focus=focus, today=today, archive=archive, hermes_note=hermes_note)
+                                    focus=focus, today=today, archive=archive, hermes_note=hermes_note,
+                                    allow_fallback=allow_fallback)
     return (doc if new is messages else with_messages(doc, new)), report
+
+
+def fallback_warning(report: dict) -> str | None:
+    """The warning a fallback deserves: which summarizer failed, why, and who stood in."""
+    info = report.get("fallback")
+    if not info:
+        return None
+    return (f"the {info['requested']} summarizer failed ({info['kind']}: {info['error']}); "
+            f"the summary was written by {info['used']} instead (--no-fallback makes this an error)")
 
 
 def describe(report: dict) -> str:

@@ -31,6 +31,10 @@ from hermesctx.summary import NAMES
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Deadline in seconds for each whole summarizer request, not per read "
                    "(config auxiliary.compression.timeout).")
+@click.option("--fallback/--no-fallback", "fallback", default=None,
+              help="When the requested summarizer fails (no key, dead endpoint, circuit open), let the "
+                   "extractive summarizer stand in, with a warning naming the error (default; config "
+                   "summarizer.fallback); --no-fallback: exit 4 instead.")
 @click.option("--focus", default=None, help="Topic that gets 60-70% of the summary budget.")
 @click.option("--protect-first-n", type=click.IntRange(min=0), default=None,
               help="Messages after the system prompt always kept (default 3).")
@@ -101,7 +105,8 @@ def make(params: dict, env):
 
     primary = choose(settings, name=p("summarizer"), model=p("summary_model"), base_url=p("base_url"),
                      api_key=p("api_key"), timeout=p("timeout"), environ=env.environ, warn=env.warn)
-    fallback = None if primary.name == "extractive" else choose(settings, name="extractive")
+    allow_fallback = settings["summarizer.fallback"] if p("fallback") is None else p("fallback")
+    fallback = None if primary.name == "extractive" or not allow_fallback else choose(settings, name="extractive")
     archive_dir = p("archive_dir") or settings["archive.dir"]
     hermes_note = p("hermes_note")
     if hermes_note is None:
@@ -124,12 +129,15 @@ def make(params: dict, env):
             if size < budgets.threshold_tokens:
                 return doc, {"compressed": False, "headline": "Not compressed",
                              "reason": f"~{size:,} tokens is under the threshold of {budgets.threshold_tokens:,}"}
-        return stage.compress(doc, summarizer=primary, fallback_summarizer=fallback,
-                              protect_first_n=settings["compression.protect_first_n"],
-                              protect_last_n=settings["compression.protect_last_n"],
-                              tail_token_budget=p("tail_tokens") or tail_budget(settings, doc),
-                              max_summary_tokens=budgets.max_summary_tokens, focus=p("focus"), archive=archiver,
-                              hermes_note=hermes_note)
+        new, rep = stage.compress(doc, summarizer=primary, fallback_summarizer=fallback,
+                                  protect_first_n=settings["compression.protect_first_n"],
+                                  protect_last_n=settings["compression.protect_last_n"],
+                                  tail_token_budget=p("tail_tokens") or tail_budget(settings, doc),
+                                  max_summary_tokens=budgets.max_summary_tokens, focus=p("focus"),
+                                  archive=archiver, hermes_note=hermes_note, allow_fallback=allow_fallback)
+        if stage.fallback_warning(rep):
+            env.warn(stage.fallback_warning(rep))
+        return new, rep
 
     return run
 
