@@ -39,7 +39,11 @@ class Env:
         )
 
     def warn(self, message: str) -> None:
-        """One line on stderr; the same warning is given once per run, not once per line."""
+        """One line on stderr, secrets redacted; the same warning is given once per run, not
+        once per line."""
+        from hermesctx.redact import redact
+
+        message = redact(message)
         if message in self._warned:
             return
         self._warned.add(message)
@@ -48,7 +52,9 @@ class Env:
 
     def info(self, message: str) -> None:
         if not self.quiet:
-            print(message, file=self.stderr, flush=True)
+            from hermesctx.redact import redact
+
+            print(redact(message), file=self.stderr, flush=True)
 
     @property
     def color(self) -> bool:
@@ -178,6 +184,9 @@ class ReportSink:
 
     def add(self, doc: jsonio.Document, report: dict, line: str | None) -> None:
         if self._tmp is not None or self._json_to_stderr:
+            from hermesctx.redact import redact_strings
+
+            report = redact_strings(report)
             if doc.line is not None:
                 report = {"line": doc.line, **report}
             if self._json_to_stderr:

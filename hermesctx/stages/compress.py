@@ -267,7 +267,7 @@ def _note_archive(out: list, note: dict) -> list:
     and take the placeholder key off it: nothing but text marks the summary."""
     from hermesctx.archive import note_line
 
-    line = note_line(note)
+    line = redact(note_line(note))  # the note leaves with the transcript (the archive file does not)
     tail = "\n\n" + END_MARKER
 
     def noted(m: dict) -> dict:

@@ -44,7 +44,9 @@ from hermesctx.summary import NAMES
               help="Token budget of the protected tail (default: threshold x target ratio of the model).")
 @click.option("--if-needed", is_flag=True, help="Only compress transcripts at or over the threshold.")
 @click.option("--archive", "archive_dir", type=click.Path(file_okay=False), default=None,
-              help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
+              help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand. The "
+                   "archive file holds the messages verbatim, secrets included (it is the lossless store; "
+                   "keep DIR private); the note naming it in the summary is redacted.")
 @click.option("--expand", is_flag=True, help="Reverse a compression made with --archive, reading only from that DIR.")
 @click.option("--hermes-note/--no-hermes-note", "hermes_note", default=None,
               help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
