@@ -485,17 +485,17 @@ def redact_value(value: Any, *, on: bool | None = None) -> Any:
     return value
 
 
-def redact_strings(value: Any) -> Any:
+def redact_strings(value: Any, *, force: bool = False) -> Any:
     """A JSON value (a report) with every string redacted, keys and structure kept, and no key
     treated as a credential name (``token_line`` is a report field); the same object when
     nothing changes."""
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, force=force)
     if isinstance(value, list):
-        items = [redact_strings(v) for v in value]
+        items = [redact_strings(v, force=force) for v in value]
         return value if all(a is b for a, b in zip(items, value)) else items
     if isinstance(value, dict):
-        items = {k: redact_strings(v) for k, v in value.items()}
+        items = {k: redact_strings(v, force=force) for k, v in value.items()}
         return value if all(items[k] is v for k, v in value.items()) else items
     return value
 

@@ -28,19 +28,20 @@ def command():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               envvar="HERMESCTX_CONFIG", help="Config file (default: found as described above).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def show(config_path, fmt):
-    """Print every setting, its value and where it came from (an API key masked).
+@click.option("--show-secrets", is_flag=True,
+              help="Print API keys, tokens and URL passwords as they are (default: masked).")
+def show(config_path, fmt, show_secrets):
+    """Print every setting, its value and where it came from (secrets masked: API keys, tokens,
+    passwords in URLs, credentials inside values; --show-secrets prints them).
 
     \b
     Examples:
         hermesctx config show
         HERMESCTX_COMPRESSION_THRESHOLD=0.6 hermesctx config show --format json
     """
-    from hermesctx.redact import mask
-
     env = get_env()
     settings = load_settings(config_path, env=env.environ)
-    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
+    values = {key: settings[key] if show_secrets else _masked(key, settings[key]) for key in KEYS}
     if fmt == "json":
         env.stdout.write(jsonio.dumps({"config": settings.path, "settings": {
             key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
@@ -54,6 +55,17 @@ def show(config_path, fmt):
         shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
         lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
     env.stdout.write(("\n".join(lines) + "\n").encode())
+
+
+def _masked(key: str, value):
+    """A setting as ``config show`` prints it: a key that is a secret masked whole, any other
+    value with its secrets masked (a token in a URL, a password in ``extra_body``), whatever
+    ``redaction.enabled`` says."""
+    from hermesctx.redact import mask, redact, redact_value
+
+    if key in SECRET_KEYS and value:
+        return mask(value) if isinstance(value, str) else "***"
+    return redact(value, force=True) if isinstance(value, str) else redact_value(value, on=True)
 
 
 @command.command(epilog=EXIT_STATUS_HELP)
