@@ -28,7 +28,6 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +37,7 @@ from typing import Any
 
 from hermesctx.redact import redact
 from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
+from hermesctx.summary.providers import RetryPolicy, with_retries
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
@@ -277,34 +277,44 @@ def as_messages(turns: list) -> list[dict]:
     return messages
 
 
-def backoff(attempt: int, base: float, rng: random.Random | None = None) -> float:
-    """Hermes's jittered exponential backoff: ``min(base·2^(k−1), 30)`` plus up to half again."""
-    delay = MAX_BACKOFF if base <= 0 or attempt > 60 else min(base * 2 ** (attempt - 1), MAX_BACKOFF)
-    return delay + (rng or random).uniform(0, 0.5 * delay)
+def retry_policy(config: TrajectoryConfig) -> RetryPolicy:
+    """Hermes's: ``max_retries`` attempts whatever the error (an empty reply is kept, not
+    retried), ``min(retry_delay·2^(k−1), 30)`` plus up to half again between them, no wait
+    when ``retry_delay`` is 0, ``retry-after`` not consulted."""
+    return RetryPolicy(attempts=config.max_retries, backoff_base=config.retry_delay, max_backoff=MAX_BACKOFF,
+                       jitter=0.5, kinds=None, retry_after=False)
 
 
 def generate_summary(summarizer, prompt: str, region: list, config: TrajectoryConfig,
                      metrics: TrajectoryMetrics, *, sleep: Callable[[float], None] = time.sleep
                      ) -> str | None:
-    """Up to ``max_retries`` attempts; the fixed failure text after the last one; ``None`` when
-    ``max_retries <= 0`` (no attempt at all, as Hermes). The summary text goes through the
-    secret redactor (:mod:`hermesctx.redact`; ``HERMESCTX_REDACT=false`` turns it off)."""
+    """Up to ``max_retries`` attempts (:func:`retry_policy`); the fixed failure text after the
+    last one; ``None`` when ``max_retries <= 0`` (no attempt at all, as Hermes). The summary
+    text goes through the secret redactor (:mod:`hermesctx.redact`; ``HERMESCTX_REDACT=false``
+    turns it off)."""
+    if config.max_retries <= 0:
+        return None
     request = SummaryRequest(prompt=prompt, budget_tokens=config.summary_target_tokens,
                              turns=as_messages(region))
-    for attempt in range(1, config.max_retries + 1):
+
+    def attempt(_: int) -> Any:
         metrics.summarization_api_calls += 1
         try:
-            text = summarizer.summarize(request)
-            return normalize_summary(redact(text) if isinstance(text, str) else text)
-        except SummarizerError as err:
-            if err.kind == EMPTY:  # Hermes keeps an empty reply: the bare prefix
-                return normalize_summary("")
+            return summarizer.summarize(request)
+        except SummarizerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure is one failed attempt
+            raise SummarizerError(f"{type(exc).__name__}: {exc}") from exc
+
+    def failed(err: SummarizerError) -> None:
+        if err.kind != EMPTY:
             metrics.summarization_errors += 1
-        except Exception:
-            metrics.summarization_errors += 1
-        if attempt < config.max_retries and config.retry_delay > 0:
-            sleep(backoff(attempt, config.retry_delay))
-    return FAILED_SUMMARY if config.max_retries > 0 else None
+
+    try:
+        text = with_retries(attempt, retry_policy(config), sleep=sleep, on_failure=failed)
+    except SummarizerError as err:
+        return normalize_summary("") if err.kind == EMPTY else FAILED_SUMMARY  # Hermes keeps an empty reply
+    return normalize_summary(redact(text) if isinstance(text, str) else text)
 
 
 # ---------------------------------------------------------------- one trajectory

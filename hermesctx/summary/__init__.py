@@ -46,10 +46,12 @@ class SummaryRequest:
 class SummarizerError(Exception):
     """A summarizer could not produce a summary; ``kind`` is one of the constants above."""
 
-    def __init__(self, message: str, *, kind: str = OTHER, status: int | None = None):
+    def __init__(self, message: str, *, kind: str = OTHER, status: int | None = None,
+                 retry_after: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.status = status
+        self.retry_after = retry_after  # seconds the server asked to wait, if it said
 
 
 class Summarizer(Protocol):
