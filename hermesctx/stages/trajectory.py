@@ -37,16 +37,14 @@ from typing import Any
 
 from hermesctx.redact import redact
 from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
+from hermesctx.summary.prompt import render_trajectory_turns as render_turns
+from hermesctx.summary.prompt import trajectory_prompt
 from hermesctx.summary.providers import RetryPolicy, with_retries
 
 SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
 FAILED_SUMMARY = ("[CONTEXT SUMMARY]: [Summary generation failed - previous turns contained tool "
                   "calls and responses that have been compressed to save context space.]")
-TRUNCATE_OVER = 3000  # characters; longer values are cut for the prompt
-TRUNCATE_HEAD = 1500
-TRUNCATE_TAIL = 500
-TRUNCATION_MARK = "\n...[truncated]...\n"
 MAX_BACKOFF = 30.0
 
 Counter = Callable[[Any], int]
@@ -185,35 +183,6 @@ def snap(turns: list, index: int, lo: int, hi: int) -> int:
 
 
 # ---------------------------------------------------------------- summary
-
-
-def render_turns(turns: list, start: int, end: int) -> str:
-    """The turns ``[start, end)`` as the summarizer sees them: ``[Turn i - ROLE]:\\nvalue``."""
-    parts = []
-    for index in range(start, end):
-        turn = turns[index]
-        role = turn.get("from", "unknown")
-        value = turn.get("value", "")
-        if len(value) > TRUNCATE_OVER:
-            value = value[:TRUNCATE_HEAD] + TRUNCATION_MARK + value[-TRUNCATE_TAIL:]
-        parts.append(f"[Turn {index} - {role.upper()}]:\n{value}")
-    return "\n\n".join(parts)
-
-
-def build_prompt(rendered: str, summary_target_tokens: int) -> str:
-    return (
-        "The agent turns below are about to be removed from a training trajectory and replaced "
-        "by your summary, so it must carry everything that matters in them.\n\n"
-        "Describe, in a neutral third-person voice, what the assistant did and what it found "
-        "out. Cover:\n"
-        "1. the actions it took (tool calls, searches, file operations);\n"
-        "2. the key information and results those produced;\n"
-        "3. decisions made and conclusions reached;\n"
-        "4. concrete data: file names, values, command output.\n\n"
-        f"Stick to the facts and aim for roughly {summary_target_tokens} tokens.\n\n"
-        f"---\nTURNS TO SUMMARIZE:\n{rendered}\n---\n\n"
-        f"Reply with the summary alone, beginning with \"{SUMMARY_PREFIX}\"."
-    )
 
 
 def normalize_summary(content: Any) -> str:
@@ -356,7 +325,7 @@ def compress_trajectory(turns: list, *, config: TrajectoryConfig, count: Counter
         return unchanged()
     metrics.start_idx, metrics.end_idx, metrics.turns_count = start, until, until - start
 
-    prompt = build_prompt(render_turns(turns, start, until), config.summary_target_tokens)
+    prompt = trajectory_prompt(render_turns(turns, start, until), config.summary_target_tokens)
     summary = generate_summary(summarizer, prompt, turns[start:until], config, metrics,
                                sleep=sleep)
     out = []
