@@ -11,9 +11,9 @@ The prose lives in ``texts/*.md`` (package data), one text per file, read once b
 from __future__ import annotations
 
 import functools
+import os
 import re
 import string
-from importlib import resources
 from typing import Any
 
 TASK_HEADING = "## Historical Task Snapshot"
@@ -22,10 +22,14 @@ PENDING_ASKS_HEADING = "## Historical Pending User Asks"
 REMAINING_WORK_HEADING = "## Historical Remaining Work"
 
 
+_TEXTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "texts")
+
+
 @functools.cache
 def template(name: str) -> str:
     """The text of ``texts/<name>.md`` (package data), without its final newline."""
-    text = resources.files("hermesctx.summary").joinpath("texts", f"{name}.md").read_text(encoding="utf-8")
+    with open(os.path.join(_TEXTS, f"{name}.md"), encoding="utf-8") as handle:  # (importlib.resources: slower)
+        text = handle.read()
     return text[:-1] if text.endswith("\n") else text
 
 
