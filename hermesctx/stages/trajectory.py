@@ -40,8 +40,9 @@ from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
 from hermesctx.summary.prompt import render_trajectory_turns as render_turns
 from hermesctx.summary.prompt import trajectory_prompt
 from hermesctx.summary.providers import RetryPolicy, with_retries
+from hermesctx.summary.text import LEGACY_PREFIX
 
-SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
+SUMMARY_PREFIX = LEGACY_PREFIX  # "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
 FAILED_SUMMARY = ("[CONTEXT SUMMARY]: [Summary generation failed - previous turns contained tool "
                   "calls and responses that have been compressed to save context space.]")

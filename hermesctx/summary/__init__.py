@@ -1,8 +1,11 @@
 """Summarizers: turn the middle of a transcript into a structured handoff summary.
 
 :func:`choose` is the one rule that turns settings (and the command's flags) into a summarizer;
-``compress``, ``trajectory`` and ``run`` all call it. ``compress`` builds a :class:`SummaryRequest` (the whole prompt, already written, plus the raw
-turns for summarizers that work without a model) and asks a summarizer for the body text.
+``compress``, ``trajectory`` and ``run`` all call it. ``compress`` builds a
+:class:`SummaryRequest` (the whole prompt, already written, plus the raw turns for summarizers
+that work without a model) and asks a summarizer for the body text; when it fails, the
+extractive summarizer and then Hermes's static fallback (:mod:`hermesctx.summary.fallback`)
+stand in, visibly.
 
 * ``extractive`` (:mod:`hermesctx.summary.extractive`): no model, deterministic, offline.
 * ``anthropic`` / ``openai`` (:mod:`hermesctx.summary.providers`): the real SDKs, imported

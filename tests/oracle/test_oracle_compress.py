@@ -10,8 +10,8 @@ import pytest
 from transcripts import TranscriptGen
 
 from hermesctx.stages.compress import compress_messages, tail_cut
-from hermesctx.summary.fallback import static_fallback_summary
 from hermesctx.summary import SummarizerError
+from hermesctx.summary.fallback import static_fallback_summary
 from oracle.harness import SEND, hermes, needs_oracle, wire_difference
 
 pytestmark = [pytest.mark.oracle, needs_oracle]

@@ -229,7 +229,6 @@ def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
     from hermesctx.budgets import summary_budget
     from hermesctx.stages.compress import feedback
     from hermesctx.summary.fallback import static_fallback_summary
-    from hermesctx.tokens import rough_messages
     from hermesctx.summary.prompt import (
         auto_focus_topic,
         ground_snapshot,
@@ -237,6 +236,7 @@ def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
         strip_think_blocks,
     )
     from hermesctx.summary.text import strip_summary_prefix, with_summary_prefix
+    from hermesctx.tokens import rough_messages
 
     rng = random.Random(ctx)
     gen = Gen(ctx, max_chars=1200)  # Hermes's redactor is quadratic on long word runs: keep texts short
