@@ -61,3 +61,15 @@ def test_dead_endpoint_error_is_redacted(no_fallback):
 def test_extractive_primary_gives_no_fallback_warning():
     r = invoke([*ARGS, "--summarizer", "extractive", SESSION])
     assert r.status == 0 and "warning: the" not in r.stderr
+
+
+def test_run_pipeline_takes_fallback_false(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("pipeline:\n  - compress: {summarizer: openai, fallback: false, protect_last_n: 6, "
+                      "tail_tokens: 400}\n", encoding="utf-8")
+    r = invoke(["run", "--config", str(config), SESSION], environ=NO_KEY)
+    assert r.status == 4 and "the openai summarizer failed (auth)" in r.stderr
+    config.write_text("pipeline:\n  - compress: {summarizer: openai, protect_last_n: 6, tail_tokens: 400}\n",
+                      encoding="utf-8")
+    r = invoke(["run", "--config", str(config), SESSION], environ=NO_KEY)
+    assert r.status == 0 and "written by extractive instead" in r.stderr
