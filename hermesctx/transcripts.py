@@ -182,6 +182,9 @@ class ReportSink:
 
     def add(self, doc: jsonio.Document, report: dict, line: str | None) -> None:
         if self._tmp is not None or self._json_to_stderr:
+            from hermesctx.redact import redact_strings
+
+            report = redact_strings(report)
             if doc.line is not None:
                 report = {"line": doc.line, **report}
             if isinstance(doc, InFile):
