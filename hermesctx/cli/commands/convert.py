@@ -47,12 +47,12 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
     ok = False
     try:
         with open_input(env, input) as stream:
-            opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
+            opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=env.warn,
                                       include_sidechains=include_sidechains, all_segments=all_segments)
             if isinstance(opened, formats.LogStream):
                 _convert_log(env, sink, opened, target, verbose, pretty)
             else:
-                for doc in formats.documents(opened if opened is not None else stream, fmt=source,
+                for doc in formats.documents(opened if opened is not None else stream, source=source,
                                              jsonl=jsonl, convert_documents=False):
                     try:
                         out, rep = convert(doc.data, source=doc.info["format"], target=target)
@@ -70,7 +70,7 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
 
 def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool) -> None:
     if verbose:
-        env.info(f"read as {log.fmt}")
+        env.info(f"read as {log.format}")
     counts, lost = Counts(), {}
     wire: dict = {}
     messages = log.messages()
@@ -81,7 +81,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
-    rep = counts.report(log.fmt, target, lost)
+    rep = counts.report(log.format, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
     _report(env, sink, jsonio.Document(None, 0, None), rep, verbose)
