@@ -249,6 +249,7 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
     count = 0
     ok = False
     target = (formats or {}).get("target")
+    records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
     try:
         for doc in documents(env, path, jsonl, **(formats or {})):
             try:
@@ -262,18 +263,44 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
                 result = write_back(env, doc, result, target, wire)
                 if wire and isinstance(rep, dict):
                     rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
-                stdout.write(jsonio.dumps(result, pretty=pretty))
+                data = jsonio.dumps(result, pretty=pretty)
+                if records is not None:
+                    data = records.frame(getattr(doc, "record", None), data)
+                stdout.write(data)
                 if out is None:
                     stdout.flush()
             if rep is not None:
                 sink.add(doc, rep, describe(rep) if describe else None)
             count += 1
+        if records is not None:
+            records.frame(None, b"")
         ok = True
     finally:
         sink.close(ok)
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+class _Records:
+    """The records of a JSON array (ShareGPT records, read one transcript each) written back as
+    one array, not as JSON Lines."""
+
+    def __init__(self, stdout: Any):
+        self.stdout = stdout
+        self.open = False
+
+    def frame(self, record: int | None, data: bytes) -> bytes:
+        """``data`` (one output, newline-terminated) for record ``record`` (1-based; None: no
+        record, or the end), closing the array before and opening or continuing it."""
+        if self.open and (record is None or record == 1):
+            self.stdout.write(b"]\n")
+            self.open = False
+        if record is None:
+            return data
+        data = (b"[" if record == 1 else b",") + data[:-1]
+        self.open = True
+        return data
 
 
 def _same_format(doc: jsonio.Document, target: str | None) -> None:
