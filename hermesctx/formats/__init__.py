@@ -318,11 +318,12 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
     log = source if source in LOG_FORMATS else None
     if log is None:
         try:
-            log = detect_line(jsonio.loads(first))
+            value = jsonio.loads(first)
         except InputError:
-            log = None
-    if log is None:
-        return Rest(head, stream)
+            return Rest(head, stream)
+        log = detect_line(value)
+        if log is None:
+            return Rest([], stream, parsed=(head, first, value))
     name = getattr(stream, "name", None)  # a file's path (stdin's is a number)
     reader = MODULES[log].Reader(path=name if isinstance(name, str) else None, warn=warn,
                                  include_sidechains=include_sidechains, all_segments=all_segments)
@@ -356,7 +357,8 @@ def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, kee
     through as they are read when they match. A JSON array of ShareGPT records is read as a
     batch, one transcript per record; a container (``history``, ...) as its messages.
     ``info["format"]`` is the format read."""
-    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO)
+    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO,
+                                 first=getattr(stream, "parsed", None))
     first: str | None = None
     shared: dict = {}
     index = 0

@@ -189,11 +189,15 @@ def tell(stream: BinaryIO) -> int | None:
 
 
 class Rest:
-    """A stream with its first lines given back (for :func:`jsonio.read_documents`)."""
+    """A stream with its first lines given back (for :func:`jsonio.read_documents`). With
+    ``parsed`` (``(head, line, value)``: the first non-blank line, read and parsed to detect the
+    format), the lines after it, so that line is not parsed twice."""
 
-    def __init__(self, head: list[bytes], stream: BinaryIO):
+    def __init__(self, head: list[bytes], stream: BinaryIO,
+                 parsed: tuple[list[bytes], bytes, Any] | None = None):
         self.head = head
         self.stream = stream
+        self.parsed = parsed
 
     def __iter__(self):
         head, self.head = self.head, []
