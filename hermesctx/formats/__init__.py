@@ -17,14 +17,14 @@ Two kinds of input:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
-from hermesctx.formats import anthropic, claude_code, codex, openai, responses, sharegpt
+from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
 from hermesctx.formats._common import (
     AS_TEXT,
     Warn,
@@ -33,7 +33,6 @@ from hermesctx.formats._common import (
     quiet,
     server_side_text,
 )
-from hermesctx.formats import _logs
 from hermesctx.formats._logs import LogReader, LogStream, Rest, Twice, fix_orphans, tell
 from hermesctx.messages import (
     anthropic_body,
@@ -64,7 +63,7 @@ AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
 LOG_FORMATS = tuple(name for name, m in MODULES.items() if getattr(m, "LOG", False))
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
-TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)  # the formats with a writer, in the order --to lists them
+TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
 
 
 def module(name: str) -> ModuleType:
@@ -212,16 +211,13 @@ def to_openai(doc: Any, source: str, lost: dict) -> Any:
 def from_openai(doc: Any, target: str, lost: dict) -> Any:
     """An OpenAI transcript (a list of messages or a body) in format ``target``."""
     write = writer(target).write
-    doc = writable(doc, target, lost)
-    if target == OPENAI:
-        return doc
-    return write({"messages": doc} if isinstance(doc, list) else doc, lost)
+    return write(writable(doc, target, lost), lost)
 
 
 def writable(doc: Any, target: str, lost: dict) -> Any:
     """``doc`` (OpenAI messages or a body) checked before a writer sees it, so no writer meets
-    what it cannot write: strict input (D14) refuses a non-object message or one without a
-    string role, naming where; under ``--lenient`` such items are left out and counted in
+    what it cannot write. By default what no provider API accepts is refused (a non-object
+    message or one without a string role, naming where); under ``--lenient`` such items are left out and counted in
     ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
     list none of whose items is a message (never a silently empty document). The same object
     when there is nothing to leave out."""

@@ -27,18 +27,6 @@ def detect(value: Any) -> bool:
     return _chat_format(value) == NAME
 
 
-def read(doc: Any, lost: dict) -> Any:
-    """An Anthropic body (or a bare list of its messages) as OpenAI chat."""
-    if isinstance(doc, list):
-        return to_openai({"messages": doc}, lost)["messages"]
-    return to_openai(doc, lost)
-
-
-def write(doc: dict, lost: dict) -> dict:
-    """An OpenAI body as an Anthropic body."""
-    return to_anthropic(doc, lost)
-
-
 def dumps_args(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -203,8 +191,11 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
     return messages
 
 
-def to_openai(doc: dict, lost: dict) -> dict:
-    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``."""
+def read(doc: Any, lost: dict) -> Any:
+    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``
+    (OpenAI chat); a bare list of its messages -> a list of OpenAI messages."""
+    if isinstance(doc, list):
+        return read({"messages": doc}, lost)["messages"]
     out: dict = {}
     messages: list[dict] = []
     system = system_to_openai(doc.get("system"), lost)
@@ -231,10 +222,12 @@ def to_openai(doc: dict, lost: dict) -> dict:
 
 # --- openai -> anthropic -------------------------------------------------------------------
 
-def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
-    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body. System messages before the
-    first other message become ``system`` (none when ``leading`` is false: a later part of a
-    transcript written piece by piece)."""
+def write(doc: Any, lost: dict, *, leading: bool = True) -> dict:
+    """``{messages, tools?, ...}`` or a list of messages (OpenAI) -> an Anthropic body. System
+    messages before the first other message become ``system`` (none when ``leading`` is false:
+    a later part of a transcript written piece by piece)."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     messages = doc.get("messages") or []
     system_parts: list = []
     out_msgs: list[dict] = []
@@ -386,7 +379,7 @@ def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, 
     head = {} if system is None else {"system": system}
 
     def convert(chunk: list[dict]) -> list:
-        return to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
+        return write(chunk, lost, leading=False)["messages"]
 
     items = send.anthropic_messages(
         (item for chunk in chain(pending, chunks) for item in convert(chunk)), wire, state)

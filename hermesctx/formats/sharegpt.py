@@ -202,11 +202,13 @@ def _claim(calls: list[dict], free: list[dict], call_id: Any, name: Any, k: int)
     return pick
 
 
-def write(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
-    """OpenAI messages -> a Hermes trajectory entry (``conversations`` first), laid out as
-    Hermes writes them: every ``gpt`` turn opens with a ``<think>`` block, one ``tool`` turn
-    holds the results of a turn. ``names`` (call id -> tool name) carries over between the
+def write(doc: Any, lost: dict, *, names: dict | None = None) -> dict:
+    """OpenAI chat (a body or a list of messages) -> a Hermes trajectory entry
+    (``conversations`` first), laid out as Hermes writes them: every ``gpt`` turn opens with a
+    ``<think>`` block, one ``tool`` turn holds the results of a turn. ``names`` (call id -> tool name) carries over between the
     parts of a transcript written piece by piece."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     turns: list[dict] = []
     names = {} if names is None else names
     pending: list[str] = []
