@@ -389,3 +389,15 @@ def test_the_first_line_is_parsed_once(monkeypatch):
     assert [d.line for d in docs] == [2, 3]
     assert [d.data["messages"][0]["content"] for d in docs] == ["un", "deux"]
     assert parsed == lines
+
+
+def test_every_format_module_has_the_same_face():
+    for name, mod in formats.MODULES.items():
+        assert mod.NAME == name
+        assert isinstance(mod.PLAIN, bool) and isinstance(mod.LOG, bool)
+        assert callable(mod.detect) and callable(mod.read)
+        assert hasattr(mod, "Reader") == mod.LOG
+        assert hasattr(mod, "write") == hasattr(mod, "stream") == (name in formats.TARGETS)
+    assert formats.TARGETS == ("openai", "anthropic", "sharegpt")
+    assert formats.LOG_FORMATS == ("claude-code", "codex")
+    assert set(formats.PLAIN) == {"openai", "anthropic"}
