@@ -25,15 +25,8 @@ from typing import Any, BinaryIO
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
 from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
-from hermesctx.formats._common import (
-    AS_TEXT,
-    Warn,
-    describe_lost,
-    describe_value,
-    quiet,
-    server_side_text,
-)
-from hermesctx.formats._logs import LogReader, LogStream, Rest, Twice, fix_orphans, tell
+from hermesctx.formats._common import Warn, describe_lost, describe_value, quiet
+from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
     anthropic_body,
     check_convertible,
@@ -45,10 +38,9 @@ from hermesctx.messages import (
 )
 from hermesctx.messages import detect_format as _chat_format
 
-__all__ = ["AS_TEXT", "LogReader", "LogStream", "describe_lost", "describe_value", "fix_orphans",
-           "server_side_text", "write_stream"]
+__all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what callers use from here
 
-# name -> module, in the order documents are detected (ShareGPT and Responses have keys of
+# name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
                                                          anthropic, openai)}
@@ -61,7 +53,7 @@ CLAUDE_CODE = claude_code.NAME
 CODEX = codex.NAME
 AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
-LOG_FORMATS = tuple(name for name, m in MODULES.items() if getattr(m, "LOG", False))
+LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
 

@@ -18,6 +18,7 @@ from hermesctx.messages import detect_format as _chat_format
 
 NAME = "anthropic"
 PLAIN = True  # commands work on the body as it is
+LOG = False  # a document, not a session log
 
 _DATA_URL = "data:"
 

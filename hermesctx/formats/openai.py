@@ -10,6 +10,7 @@ from hermesctx.messages import detect_format as _chat_format
 
 NAME = "openai"
 PLAIN = True  # commands work on the body as it is
+LOG = False  # a document, not a session log
 
 
 def detect(value: Any) -> bool:

@@ -31,6 +31,7 @@ SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mc
                           "mcp_approval_request", "mcp_approval_response"})
 NAME = "responses"
 PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
 
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}

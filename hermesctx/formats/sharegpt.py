@@ -29,6 +29,7 @@ _RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
 
 NAME = "sharegpt"
 PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
 
 
 def detect(doc: Any) -> bool:
