@@ -119,7 +119,7 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
 
     with open_input(env, path) as stream:
         for doc in formats.read_documents(
-                stream, fmt=source, jsonl=jsonl, keep_raw=keep_raw,
+                stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
                 include_sidechains=include_sidechains, all_segments=all_segments,
                 convert_documents=convert_documents, warn=env.warn):
             if convert_documents:
@@ -305,6 +305,7 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
     count = 0
     ok = False
     target = (formats or {}).get("target")
+    records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
     docs = (documents(env, path, jsonl, **(formats or {})) if keep_going is None
             else keep_going.documents(env, path, jsonl, formats or {}))
     try:
@@ -330,6 +331,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                 keep_going.failed(env, err, doc.raw, stdout if emit else None)
                 continue
             if emit:
+                if records is not None:
+                    data = records.frame(getattr(doc, "record", None), data)
                 stdout.write(data)
                 if out is None:
                     stdout.flush()
@@ -338,11 +341,34 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
             count += 1
             if env.progress is not None:
                 env.progress.tick()
+        if records is not None:
+            records.frame(None, b"")
         ok = True
     finally:
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+class _Records:
+    """The records of a JSON array (ShareGPT records, read one transcript each) written back as
+    one array, not as JSON Lines."""
+
+    def __init__(self, stdout: Any):
+        self.stdout = stdout
+        self.open = False
+
+    def frame(self, record: int | None, data: bytes) -> bytes:
+        """``data`` (one output, newline-terminated) for record ``record`` (1-based; None: no
+        record, or the end), closing the array before and opening or continuing it."""
+        if self.open and (record is None or record == 1):
+            self.stdout.write(b"]\n")
+            self.open = False
+        if record is None:
+            return data
+        data = (b"[" if record == 1 else b",") + data[:-1]
+        self.open = True
+        return data
 
 
 class _Bad:
@@ -424,7 +450,7 @@ def raw_lines(env, path, jsonl, log_check=False):
                 value = None
             if log_check and formats.detect_line(value) is not None:
                 yield "log"  # a session log: one transcript, read by the caller from here
-                yield formats._Rest([first], stream)
+                yield formats.Rest([first], stream)
                 return
         yield line_no, first
         for raw in stream:

@@ -7,16 +7,25 @@ hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import AS_TEXT, bump, server_side_item, server_side_text
 from hermesctx.messages import check_convertible
+from hermesctx.messages import detect_format as _chat_format
+
+NAME = "anthropic"
+PLAIN = True  # commands work on the body as it is
+LOG = False  # a document, not a session log
 
 _DATA_URL = "data:"
 
 
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
+def detect(value: Any) -> bool:
+    """An Anthropic Messages body or message list (by its blocks and request keys)."""
+    return _chat_format(value) == NAME
 
 
 def dumps_args(value: Any) -> str:
@@ -31,7 +40,7 @@ def loads_args(text: Any, lost: dict) -> Any:
     try:
         value = json.loads(text)
     except ValueError:
-        _bump(lost, "tool call arguments that are not JSON (kept under _raw)")
+        bump(lost, "tool call arguments that are not JSON (kept under _raw)")
         return {"_raw": text}
     return value if isinstance(value, dict) else {"_value": value}
 
@@ -84,7 +93,7 @@ def parts_to_openai(blocks: Any, lost: dict) -> Any:
         elif kind == "image":
             out.append(image_to_openai(block))
         else:
-            _bump(lost, f"{kind} blocks")
+            bump(lost, f"{kind} blocks")
             text = block.get("text") or block.get("content")
             if isinstance(text, str) and text:
                 out.append({"type": "text", "text": text})
@@ -108,7 +117,7 @@ def parts_to_anthropic(parts: Any, lost: dict) -> Any:
         elif part.get("type") in ("image_url", "input_image"):
             out.append(image_to_anthropic(part))
         else:
-            _bump(lost, f"{part.get('type')} content parts")
+            bump(lost, f"{part.get('type')} content parts")
     return out
 
 
@@ -149,14 +158,12 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
                 if block.get("data"):
                     signed.append({"type": "redacted_thinking", "data": block["data"]})
                 else:
-                    _bump(lost, "redacted thinking blocks")
+                    bump(lost, "redacted thinking blocks")
             elif is_server_block(kind):
-                from hermesctx.formats import AS_TEXT, server_side_text
-
                 texts.append(server_side_text(block))
-                _bump(lost, "server-side tool blocks" + AS_TEXT)
+                bump(lost, "server-side tool blocks" + AS_TEXT)
             else:
-                _bump(lost, f"{kind} blocks")
+                bump(lost, f"{kind} blocks")
         out: dict = {"role": "assistant",
                      "content": "\n".join(texts) if len(texts) != 0 else (None if calls else "")}
         if len(texts) > 1:
@@ -176,7 +183,7 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
             tool = {"role": "tool", "tool_call_id": block.get("tool_use_id", ""),
                     "content": parts_to_openai(result, lost) if isinstance(result, list) else result}
             if block.get("is_error"):
-                _bump(lost, "tool result is_error flags")
+                bump(lost, "tool result is_error flags")
             messages.append(tool)
         else:
             rest.append(block)
@@ -185,8 +192,11 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
     return messages
 
 
-def to_openai(doc: dict, lost: dict) -> dict:
-    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``."""
+def read(doc: Any, lost: dict) -> Any:
+    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``
+    (OpenAI chat); a bare list of its messages -> a list of OpenAI messages."""
+    if isinstance(doc, list):
+        return read({"messages": doc}, lost)["messages"]
     out: dict = {}
     messages: list[dict] = []
     system = system_to_openai(doc.get("system"), lost)
@@ -213,10 +223,12 @@ def to_openai(doc: dict, lost: dict) -> dict:
 
 # --- openai -> anthropic -------------------------------------------------------------------
 
-def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
-    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body. System messages before the
-    first other message become ``system`` (none when ``leading`` is false: a later part of a
-    transcript written piece by piece)."""
+def write(doc: Any, lost: dict, *, leading: bool = True) -> dict:
+    """``{messages, tools?, ...}`` or a list of messages (OpenAI) -> an Anthropic body. System
+    messages before the first other message become ``system`` (none when ``leading`` is false:
+    a later part of a transcript written piece by piece)."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     messages = doc.get("messages") or []
     system_parts: list = []
     out_msgs: list[dict] = []
@@ -238,7 +250,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
                             "reasoning_content", "reasoning_details"}
         for key in sorted(extra):
-            _bump(lost, f"message key {key!r}")
+            bump(lost, f"message key {key!r}")
         if role == "system" and leading:
             system_parts.append(content)
             continue
@@ -251,7 +263,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
             continue
         flush()
         if role == "system":
-            _bump(lost, "system messages after the first turn (sent as user text)")
+            bump(lost, "system messages after the first turn (sent as user text)")
             role = "user"
         if role == "assistant":
             blocks: list = _signed_thinking(msg.get("reasoning_details"))
@@ -260,13 +272,16 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
                 # unsigned: the send path drops it (and counts it); the API would reject it
                 blocks.append({"type": "thinking", "thinking": reasoning})
             calls = msg.get("tool_calls") or []
-            if isinstance(content, list):
-                blocks.extend(parts_to_anthropic(content, lost))
+            server = server_side_item(content)
+            if server is not None and is_server_block(server["type"]):
+                blocks.append(server)
+            elif isinstance(content, list):
+                blocks.extend(_server_blocks(parts_to_anthropic(content, lost)))
             elif isinstance(content, str) and (content or not calls) and (calls or blocks):
                 blocks.append({"type": "text", "text": content})
             for call in calls if isinstance(calls, list) else ():
                 if not isinstance(call, dict):
-                    _bump(lost, "tool calls that are not objects")
+                    bump(lost, "tool calls that are not objects")
                     continue
                 fn = call.get("function")
                 fn = fn if isinstance(fn, dict) else {}
@@ -294,6 +309,21 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
     if "messages" not in out:
         out["messages"] = out_msgs
     return out
+
+
+def _server_blocks(blocks: list) -> list:
+    """``blocks`` with each text block that holds a server-side tool block as text (the way
+    :func:`message_to_openai` keeps it in OpenAI chat) turned back into that block, so an
+    Anthropic body survives a round trip through OpenAI chat. The same list when there is none."""
+    out = None
+    for i, block in enumerate(blocks):
+        if isinstance(block, dict) and block.get("type") == "text" and set(block) == {"type", "text"}:
+            server = server_side_item(block["text"])
+            if server is not None and is_server_block(server["type"]):
+                if out is None:
+                    out = list(blocks)
+                out[i] = server
+    return blocks if out is None else out
 
 
 def _signed_thinking(details: Any) -> list:
@@ -328,3 +358,30 @@ def _tool_to_anthropic(tool: Any) -> Any:
         return tool
     return {"name": fn.get("name", ""), "description": fn.get("description", ""),
             "input_schema": fn.get("parameters", {})}
+
+
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:
+    """The streaming face of :func:`write` (see :func:`hermesctx.formats._logs.write_stream`):
+    the leading system messages are read first, as they become ``system``."""
+    from hermesctx.wire import send
+
+    pending: list[list[dict]] = []
+    parts: list = []
+    for chunk in chunks:
+        if chunk[0].get("role") != "system":
+            pending.append(chunk)
+            break
+        parts.append(chunk[0].get("content"))
+        if len(chunk) > 1:  # tool results right after a system message
+            pending.append(chunk[1:])
+            break
+    state = send.AnthropicState()
+    system = send.anthropic_system(join_system(parts, lost), state, wire) if parts else None
+    head = {} if system is None else {"system": system}
+
+    def convert(chunk: list[dict]) -> list:
+        return write(chunk, lost, leading=False)["messages"]
+
+    items = send.anthropic_messages(
+        (item for chunk in chain(pending, chunks) for item in convert(chunk)), wire, state)
+    return head, "messages", items, send.ANTHROPIC_REQUEST_KEYS

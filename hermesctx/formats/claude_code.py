@@ -48,7 +48,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats import CLAUDE_CODE, LogReader, anthropic, fix_orphans
+from hermesctx.formats import anthropic
+from hermesctx.formats._common import quiet
+from hermesctx.formats._logs import LogReader, events, fix_orphans, read_event
 from hermesctx.messages import is_lenient
 
 # events that are not part of the conversation: skipped without a warning
@@ -62,7 +64,12 @@ TASK_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 _USER, _ASSISTANT, _SIDE = 1, 2, 4
 
 
-def looks_like(event: Any) -> bool:
+NAME = "claude-code"
+PLAIN = False  # read as OpenAI chat
+LOG = True  # a session log: one file, one transcript, one event per line
+
+
+def detect(event: Any) -> bool:
     if not isinstance(event, dict):
         return False
     kind = event.get("type")
@@ -153,7 +160,7 @@ class _Inline:
 
 
 class Reader(LogReader):
-    format = CLAUDE_CODE
+    format = NAME
 
     def __init__(self, *, include_sidechains: bool = False, all_segments: bool = False,
                  warn: Callable[[str], None] = lambda m: None, path: str | None = None,
@@ -354,7 +361,7 @@ class Reader(LogReader):
         if not self.count and self.events:
             what = ("only session titles (summary events)" if self.titles and not self.skipped
                     else f"{self.events} events")
-            if not is_lenient():  # no API takes an empty message list (D12, D14)
+            if not is_lenient():  # no provider API takes an empty message list
                 raise InputError(f"the log holds {what} but no message: nothing to read",
                                  hint="--lenient reads it as an empty transcript")
             self.warn(f"the log holds {what} but no message: nothing to convert")
@@ -478,8 +485,6 @@ class Reader(LogReader):
 
     def _agent_file(self, agent: str) -> list[dict]:
         """The transcript of subagent ``agent``, from its own file beside the session."""
-        from hermesctx.formats import _events
-
         name = f"agent-{agent}.jsonl"
         found = None
         if self.path:
@@ -498,9 +503,9 @@ class Reader(LogReader):
         reader = Reader(warn=lambda m: self.warn(f"{found}: {m}"), subagent=True)
         try:
             with open(found, "rb") as handle:
-                reader.scan(_events(handle, lambda m: None))
+                reader.scan(events(handle, quiet))
             with open(found, "rb") as handle:
-                out = list(reader.messages(_events(handle, reader.warn)))
+                out = list(reader.messages(events(handle, reader.warn)))
         except OSError as exc:
             self.subagents["missing"] += 1
             self.warn(f"cannot read subagent file {found}: {exc.strerror}")
@@ -516,7 +521,7 @@ class Reader(LogReader):
         return {"model": self.model} if self.model else {}
 
     def info(self) -> dict:
-        info = {"format": CLAUDE_CODE, "session": self.session, "model": self.model,
+        info = {"format": NAME, "session": self.session, "model": self.model,
                 "segments": self.segments, "dropped_before_compaction": self.dropped,
                 "abandoned_branch_entries": self.abandoned,
                 "sidechain_events": self.sidechain_events,
@@ -535,3 +540,8 @@ class Reader(LogReader):
         if self.usage is not None:
             info["usage"] = dict(self.usage)
         return info
+
+
+def read(event: Any, lost: dict) -> dict:
+    """One event given alone as a document, as OpenAI chat."""
+    return read_event(Reader(), event, lost)

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import AS_TEXT, bump, server_side_text
 from hermesctx.messages import part_type
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -28,12 +29,12 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "computer_cal
 SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mcp_list_tools",
                           "image_generation_call", "code_interpreter_call",
                           "mcp_approval_request", "mcp_approval_response"})
+NAME = "responses"
+PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
+
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
-
-
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
 
 
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "input_audio",
@@ -77,6 +78,11 @@ def is_request(doc: Any) -> bool:
     return is_items(doc.get("output"))
 
 
+def detect(value: Any) -> bool:
+    """A Responses request or response object, or a list of its items."""
+    return is_request(value) if isinstance(value, dict) else is_items(value)
+
+
 def _parts(content: Any, lost: dict) -> Any:
     if not isinstance(content, list):
         return content
@@ -100,7 +106,7 @@ def _parts(content: Any, lost: dict) -> Any:
             parts.append({"type": "text", "text": part.get("refusal", "")})
         else:
             only_text = False
-            _bump(lost, f"{kind} message parts")
+            bump(lost, f"{kind} message parts")
     if only_text:
         return "\n".join(texts) if len(texts) <= 1 else parts
     return parts
@@ -157,7 +163,7 @@ class Folder:
             if text:
                 self._reasoning.append(text)
             if item.get("encrypted_content"):
-                _bump(self.lost, "encrypted reasoning items")
+                bump(self.lost, "encrypted reasoning items")
         elif kind in _CALLS:
             if kind == "function_call":
                 name, args = item.get("name", ""), item.get("arguments", "")
@@ -190,10 +196,8 @@ class Folder:
             if self._open is not None:
                 self._open = None
         elif kind in SERVER_ITEMS:
-            from hermesctx.formats import AS_TEXT, server_side_text
-
             self._server.append(server_side_text(item))
-            _bump(self.lost, "server-side tool items" + AS_TEXT)
+            bump(self.lost, "server-side tool items" + AS_TEXT)
             if self._open is not None:  # after the reply's text or calls: it ends the text
                 text = "\n".join(self._server)
                 self._server = []
@@ -203,9 +207,9 @@ class Folder:
                 else:
                     self._open["content"] = f"{content}\n\n{text}" if content else text
         elif kind == "compaction":
-            _bump(self.lost, "encrypted compaction items")
+            bump(self.lost, "encrypted compaction items")
         else:
-            _bump(self.lost, f"{kind} items")
+            bump(self.lost, f"{kind} items")
 
     def _attach_server(self, msg: dict) -> None:
         """Server-side items before an assistant reply open its text."""
@@ -247,7 +251,7 @@ class Folder:
         return out
 
 
-def to_openai(doc: Any, lost: dict) -> dict:
+def read(doc: Any, lost: dict) -> dict:
     """A list of items, or a body/response with ``input``/``output`` items (and
     ``instructions``), -> ``{"messages": [...]}`` plus the body's other keys."""
     folder = Folder(lost)
@@ -273,31 +277,3 @@ def to_openai(doc: Any, lost: dict) -> dict:
             folder.add(item)
     out["messages"] = folder.finish()
     return out
-
-
-def from_openai(doc: dict, lost: dict) -> list[dict]:
-    """OpenAI messages -> Responses input items (used for tests and ``--to responses``)."""
-    items: list[dict] = []
-    for msg in doc.get("messages") or []:
-        role = msg.get("role")
-        if role == "tool":
-            items.append({"type": "function_call_output", "call_id": msg.get("tool_call_id", ""),
-                          "output": msg.get("content") if isinstance(msg.get("content"), str)
-                          else json.dumps(msg.get("content"), ensure_ascii=False)})
-            continue
-        if msg.get("reasoning"):
-            items.append({"type": "reasoning", "summary": [
-                {"type": "summary_text", "text": msg["reasoning"]}]})
-        content = msg.get("content")
-        kind = "output_text" if role == "assistant" else "input_text"
-        if isinstance(content, str) and content or isinstance(content, list):
-            parts = ([{"type": kind, "text": content}] if isinstance(content, str) else
-                     [{"type": kind, "text": p.get("text", "")} for p in content
-                      if isinstance(p, dict) and p.get("type") == "text"])
-            items.append({"type": "message", "role": "developer" if role == "system" else role,
-                          "content": parts})
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            items.append({"type": "function_call", "call_id": call.get("id", ""),
-                          "name": fn.get("name", ""), "arguments": fn.get("arguments", "")})
-    return items

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import bump
 from hermesctx.messages import check_convertible, content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
@@ -25,11 +27,13 @@ _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
 
 
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
+NAME = "sharegpt"
+PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
 
 
-def is_sharegpt(doc: Any) -> bool:
+def detect(doc: Any) -> bool:
+    """A ShareGPT record (``conversations``); see :func:`is_records` for an array of them."""
     return isinstance(doc, dict) and isinstance(doc.get("conversations"), list)
 
 
@@ -39,10 +43,10 @@ def is_records(value: Any, *, loose: bool = False) -> bool:
     if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
         return False
     test = any if loose else all
-    return test(is_sharegpt(r) for r in value)
+    return test(detect(r) for r in value)
 
 
-def to_openai(doc: dict, lost: dict) -> dict:
+def read(doc: dict, lost: dict) -> dict:
     """A record -> ``{"messages": [...]}`` plus its other keys (a record's ``system`` becomes
     the first message, LLaMA-Factory ``tools`` OpenAI tool definitions)."""
     messages: list[dict] = []
@@ -74,7 +78,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
             if call is not None:
                 call.pop("_synthetic", None)
             else:
-                _bump(lost, "observations without a function_call before them (kept as user text)")
+                bump(lost, "observations without a function_call before them (kept as user text)")
                 messages.append({"role": "user", "content": value})
                 continue
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": value})
@@ -94,7 +98,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
                 except ValueError:
                     data = None
                 if not isinstance(data, dict):
-                    _bump(lost, "unparseable <tool_call> blocks (kept as text)")
+                    bump(lost, "unparseable <tool_call> blocks (kept as text)")
                     continue
                 parsed.append(match.span())
                 calls.append(_call(data, turn_no, k))
@@ -161,7 +165,7 @@ def _function_calls(value: str, turn_no: int, lost: dict) -> list[dict] | None:
         data = None
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(i, dict) and "name" in i for i in items):
-        _bump(lost, "function_call turns that are not JSON calls (kept as text)")
+        bump(lost, "function_call turns that are not JSON calls (kept as text)")
         return None
     return [_call(item, turn_no, k) for k, item in enumerate(items)]
 
@@ -199,11 +203,13 @@ def _claim(calls: list[dict], free: list[dict], call_id: Any, name: Any, k: int)
     return pick
 
 
-def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
-    """OpenAI messages -> a Hermes trajectory entry (``conversations`` first), laid out as
-    Hermes writes them: every ``gpt`` turn opens with a ``<think>`` block, one ``tool`` turn
-    holds the results of a turn. ``names`` (call id -> tool name) carries over between the
+def write(doc: Any, lost: dict, *, names: dict | None = None) -> dict:
+    """OpenAI chat (a body or a list of messages) -> a Hermes trajectory entry
+    (``conversations`` first), laid out as Hermes writes them: every ``gpt`` turn opens with a
+    ``<think>`` block, one ``tool`` turn holds the results of a turn. ``names`` (call id -> tool name) carries over between the
     parts of a transcript written piece by piece."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     turns: list[dict] = []
     names = {} if names is None else names
     pending: list[str] = []
@@ -225,7 +231,7 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
             images = sum(1 for p in content if isinstance(p, dict)
                          and p.get("type") in ("image_url", "image", "input_image"))
             if images:
-                _bump(lost, "images", images)
+                bump(lost, "images", images)
         text = content_text(content)
         if role == "tool":
             call_id = msg.get("tool_call_id", "")
@@ -261,9 +267,17 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
     flush()
     unanswered = sum(1 for call_id in calls if call_id and call_id not in answered)
     if unanswered:
-        _bump(lost, "ids of tool calls without a result (ShareGPT calls carry none)", unanswered)
+        bump(lost, "ids of tool calls without a result (ShareGPT calls carry none)", unanswered)
     out: dict = {"conversations": turns}
     for key, value in doc.items():
         if key not in ("messages", "conversations"):
             out[key] = value
     return out
+
+
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:
+    """The streaming face of :func:`write` (see :func:`hermesctx.formats._logs.write_stream`)."""
+    names: dict = {}
+    turns = (turn for chunk in chunks
+             for turn in write({"messages": chunk}, lost, names=names)["conversations"])
+    return {}, "conversations", turns, None

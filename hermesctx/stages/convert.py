@@ -136,12 +136,12 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
         paths = paths_of(path)
         for one in paths:
             with open_input(env, one) as stream:
-                opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
+                opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=env.warn,
                                           include_sidechains=include_sidechains, all_segments=all_segments)
                 if isinstance(opened, formats.LogStream):
                     _convert_log(env, sink, opened, target, verbose, pretty)
                     continue
-                docs = formats.documents(opened if opened is not None else stream, fmt=source,
+                docs = formats.documents(opened if opened is not None else stream, source=source,
                                          jsonl=jsonl, convert_documents=False)
                 if len(paths) > 1:
                     docs = (InFile(doc, one) for doc in docs)
@@ -169,7 +169,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     from hermesctx import jsonio
 
     if verbose:
-        env.info(f"read as {log.fmt}")
+        env.info(f"read as {log.format}")
     counts, lost = Counts(), {}
     wire: dict = {}
     messages = log.messages()
@@ -180,7 +180,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
-    rep = counts.report(log.fmt, target, lost)
+    rep = counts.report(log.format, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
     _tell(env, sink, jsonio.Document(None, 0, None), rep, verbose)

@@ -367,3 +367,37 @@ def test_later_lines_of_a_batch_get_a_cheap_shape_test():
     body = {"system": "s", "messages": [{"role": "user", "content": "a"}]}
     assert formats.detect_quick(body, orjson.dumps(body)) == "anthropic"
     assert formats.detect_quick({"input": "a"}, b'{"input":"a"}') == "responses"
+
+
+def test_the_first_line_is_parsed_once(monkeypatch):
+    """Detection (a session log or a batch?) and reading share the first line's parse."""
+    import io as _io
+
+    from hermesctx import jsonio
+
+    parsed: list[bytes] = []
+    loads = jsonio.loads
+
+    def counting(raw):
+        parsed.append(bytes(raw))
+        return loads(raw)
+
+    monkeypatch.setattr(jsonio, "loads", counting)
+    lines = [b'{"messages": [{"role": "user", "content": "un"}]}\n',
+             b'{"messages": [{"role": "user", "content": "deux"}]}\n']
+    docs = list(formats.read_documents(_io.BytesIO(b"\n" + b"".join(lines))))
+    assert [d.line for d in docs] == [2, 3]
+    assert [d.data["messages"][0]["content"] for d in docs] == ["un", "deux"]
+    assert parsed == lines
+
+
+def test_every_format_module_has_the_same_face():
+    for name, mod in formats.MODULES.items():
+        assert mod.NAME == name
+        assert isinstance(mod.PLAIN, bool) and isinstance(mod.LOG, bool)
+        assert callable(mod.detect) and callable(mod.read)
+        assert hasattr(mod, "Reader") == mod.LOG
+        assert hasattr(mod, "write") == hasattr(mod, "stream") == (name in formats.TARGETS)
+    assert formats.TARGETS == ("openai", "anthropic", "sharegpt")
+    assert formats.LOG_FORMATS == ("claude-code", "codex")
+    assert set(formats.PLAIN) == {"openai", "anthropic"}
