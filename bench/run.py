@@ -5,10 +5,12 @@
     python bench/run.py --only spill --repeat 1
 
 The baseline runs in this process: for every line, ``orjson.dumps(orjson.loads(line))``.
-Every stage runs through the real CLI path, ``hermesctx <cmd> FILE > /dev/null`` in a
-subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once).
-Commands that do not exist yet are skipped. Prints MB/s and the ratio stage/baseline (the
-target for prune, sanitize and spill is >= 0.5) and writes bench/results/latest.json.
+Every stage runs through the real CLI path, ``hermesctx [-q] <cmd> FILE > /dev/null`` in a
+subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once), with
+the peak RSS of the child. Commands that do not exist yet are skipped. Prints MB/s and the
+ratio stage/baseline, then the "Done when" table of issue 19 (:data:`DONE_WHEN`: one row per
+target, measured here or by another script, whose rows say so), and writes
+bench/results/latest.json.
 """
 
 from __future__ import annotations
@@ -30,17 +32,33 @@ sys.path.insert(0, HERE)
 
 from gen import default_path, generate  # noqa: E402
 
-TARGET = 0.5
 SLOW = 10.0  # seconds: an untargeted stage this slow is run once, not best of N
-TARGETED = ("prune", "sanitize", "spill")
-# (name, argv after `hermesctx`); {dir} is a fresh spill directory for every run
+# (name, argv after `hermesctx`, quiet, target ratio or None); {dir} is a fresh spill directory
+# for every run. "prune" keeps its default report line on stderr (what a user sees); the
+# others run with --quiet.
 STAGES = [
-    ("prune", ["prune"]),
-    ("sanitize", ["sanitize"]),
-    ("spill", ["spill", "--dir", "{dir}"]),
-    ("estimate --method rough", ["estimate", "--method", "rough"]),
-    ("cache-mark", ["cache-mark"]),
-    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"]),
+    ("prune", ["prune"], False, 0.5),
+    ("prune -q", ["prune"], True, None),
+    ("sanitize", ["sanitize"], True, 0.8),
+    ("spill", ["spill", "--dir", "{dir}"], True, None),
+    ("estimate --method rough", ["estimate", "--method", "rough"], True, 0.5),
+    ("cache-mark", ["cache-mark"], True, 0.6),
+    ("normalize-usage", ["normalize-usage"], True, None),
+    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"], True, None),
+]
+# Issue 19's "Done when", one row each: (what, target as text, where it is measured). A row
+# measured by this script names its stage; the others name the script that measures them
+# (bench/<name>.py writing bench/results/<name>.json with {"rows": [{"what", "value", "ok"}]}),
+# and show "not measured" until that script has run.
+DONE_WHEN = [
+    ("hermesctx --help vs bare python start", "<= 1.5x", "startup"),
+    ("no-LLM command on a tiny input vs bare python start", "<= 2.5x", "startup"),
+    ("prune (default report) vs orjson round trip", ">= 0.5x", "stage:prune"),
+    ("sanitize vs orjson round trip", ">= 0.8x", "stage:sanitize"),
+    ("cache-mark vs orjson round trip", ">= 0.6x", "stage:cache-mark"),
+    ("estimate --method rough vs orjson round trip", ">= 0.5x", "stage:estimate --method rough"),
+    ("estimate over 1,000 files vs one JSONL batch", "<= 1.5x", "startup"),
+    ("compress extractive time/message, 100k vs 1k", "<= 1.5x", "extractive"),
 ]
 
 
@@ -62,7 +80,7 @@ def baseline(path: str) -> float:
     return time.perf_counter() - start
 
 
-def run_stage(argv: list[str], path: str) -> tuple[float, int, str, float]:
+def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, int, str, float]:
     """One run: seconds, exit status, the end of stderr, and the peak RSS in MiB (os.wait4 gives
     the child's own resource usage: memory that grew with the batch would show here)."""
     spill_dir = tempfile.mkdtemp(prefix="hermesctx-bench-")
@@ -70,7 +88,7 @@ def run_stage(argv: list[str], path: str) -> tuple[float, int, str, float]:
         args = [a.replace("{dir}", spill_dir) for a in argv]
         with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
             start = time.perf_counter()
-            proc = subprocess.Popen([*hermesctx_argv(), "--quiet", *args, path], stdout=null, stderr=err)
+            proc = subprocess.Popen([*hermesctx_argv(), *(["--quiet"] if quiet else []), *args, path], stdout=null, stderr=err)
             _, wait_status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - start
             proc.returncode = os.waitstatus_to_exitcode(wait_status)
@@ -79,6 +97,42 @@ def run_stage(argv: list[str], path: str) -> tuple[float, int, str, float]:
         return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
+
+
+def done_when_rows(stages: list[dict]) -> list[dict]:
+    """The rows of :data:`DONE_WHEN` with what was measured: this run's stages, or the latest
+    report of the script that measures a row (``bench/results/<script>.json``)."""
+    by_stage = {s["stage"]: s for s in stages if not s.get("skipped")}
+    rows = []
+    for what, target, source in DONE_WHEN:
+        row = {"what": what, "target": target, "source": source, "value": None, "ok": None}
+        if source.startswith("stage:"):
+            stage = by_stage.get(source[len("stage:"):])
+            if stage is not None and stage.get("exit") in (0, 1):
+                row["value"] = f"{stage['ratio']:.2f}x"
+                row["ok"] = stage["ratio"] >= stage["target"]
+                row["peak_rss_mib"] = stage["peak_rss_mib"]
+        else:
+            try:
+                with open(os.path.join(HERE, "results", f"{source}.json"), encoding="utf-8") as handle:
+                    measured = {r["what"]: r for r in json.load(handle).get("rows", [])}
+            except (OSError, ValueError, AttributeError, KeyError, TypeError):
+                measured = {}
+            if what in measured:
+                row["value"], row["ok"] = measured[what].get("value"), measured[what].get("ok")
+        rows.append(row)
+    return rows
+
+
+def print_done_when(rows: list[dict]) -> None:
+    print("\nDone when (issue 19)")
+    for row in rows:
+        if row["value"] is None:
+            verdict = f"not measured (bench/{row['source']}.py)" if ":" not in row["source"] else "not run"
+        else:
+            verdict = "ok" if row["ok"] else "MISSED"
+        rss = f" {row['peak_rss_mib']:6.0f} MiB peak" if "peak_rss_mib" in row else ""
+        print(f"  {row['what']:54} {row['target']:>8} {row['value'] or '-':>8}  {verdict}{rss}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'baseline (orjson loads+dumps)':32} {base:8.2f} s {base_rate:9.1f} MB/s")
 
     results = []
-    for name, stage_argv in STAGES:
+    for name, stage_argv, quiet, target in STAGES:
         if args.only and name.split()[0] not in args.only and name not in args.only:
             continue
         if not exists(stage_argv[0]):
@@ -114,19 +168,19 @@ def main(argv: list[str] | None = None) -> int:
             continue
         times, status, err, peak = [], 0, "", 0.0
         for _ in range(args.repeat):
-            elapsed, status, err, rss = run_stage(stage_argv, path)
+            elapsed, status, err, rss = run_stage(stage_argv, path, quiet)
             times.append(elapsed)
             peak = max(peak, rss)
             if status not in (0, 1):  # 1: a check found something; anything else is a failure
                 break
-            if name not in TARGETED and elapsed > SLOW:
+            if target is None and elapsed > SLOW:
                 break  # one run of a slow, untargeted stage is enough
         best = min(times)
         rate = mb / best
         ratio = rate / base_rate
         mark = ""
-        if name in TARGETED:
-            mark = "ok" if ratio >= TARGET else f"UNDER {TARGET}x"
+        if target is not None:
+            mark = "ok" if ratio >= target else f"UNDER {target}x"
         if status not in (0, 1):
             mark = f"FAILED (exit {status}: {err})"
         print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x {peak:7.0f} MiB peak  {mark}")
@@ -134,14 +188,16 @@ def main(argv: list[str] | None = None) -> int:
                         "peak_rss_mib": round(peak, 1),
                         "all_seconds": [round(t, 3) for t in times], "mb_per_s": round(rate, 2),
                         "ratio": round(ratio, 3), "exit": status,
-                        "target": TARGET if name in TARGETED else None})
+                        "target": target, "quiet": quiet})
+    done_when = done_when_rows(results)
+    print_done_when(done_when)
 
     report = {
         "input": os.path.basename(path), "mb": round(mb, 2), "transcripts": lines,
         "seed": args.seed, "repeat": args.repeat,
         "baseline": {"seconds": round(base, 3), "mb_per_s": round(base_rate, 2),
                      "what": "orjson.loads + orjson.dumps of every line, in one process"},
-        "stages": results,
+        "stages": results, "done_when": done_when,
         "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -39,7 +39,9 @@ def test_runner_writes_its_report(tmp_path):
     stages = {s["stage"]: s for s in report["stages"]}
     assert set(stages) == {"spill", "sanitize"}
     for stage in stages.values():
-        assert stage["exit"] == 0 and stage["ratio"] > 0 and stage["target"] == 0.5
+        assert stage["exit"] == 0 and stage["ratio"] > 0
+    assert stages["sanitize"]["target"] == 0.8 and stages["spill"]["target"] is None
+    assert "Done when" in proc.stdout and report["done_when"]
     assert "spill" in proc.stdout and "MB/s" in proc.stdout
 
 
