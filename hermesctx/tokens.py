@@ -108,14 +108,22 @@ def _repr_form_len(value: Any) -> int:
             return 2
         total = 4 * len(value)  # braces + ": " per item + ", " between items
         for key, item in value.items():
-            total += _repr_form_len(key) + _repr_form_len(item)
+            # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
+            total += len(repr(key)) if type(key) is str and len(key) <= _SHORT_TEXT else _repr_form_len(key)
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
         return total
     if kind is list:
         if not value:
             return 2
         total = 2 * len(value)  # brackets + ", " between items
         for item in value:
-            total += _repr_form_len(item)
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
         return total
     if kind is bool:
         return 4 if value else 5
