@@ -42,8 +42,13 @@ class _Result:
         self.name = name
         self.args = args
         self.chars = f"{len(content):,}"
-        self.lines = content.count("\n") + 1 if content.strip() else 0
         self.content = content
+
+    @property
+    def lines(self) -> int:
+        """Lines of output (counted only for the tools whose stub says it)."""
+        content = self.content
+        return content.count("\n") + 1 if content and not content.isspace() else 0
 
 
 def _terminal(r: _Result) -> str:

@@ -122,12 +122,45 @@ def _call_index(messages: list) -> dict:
     return index
 
 
-def _dedup_key(content: Any) -> bytes | None:
+def _dedup_key(content: Any) -> str | bytes | None:
     """Results are duplicates when their UTF-8 bytes are (lone surrogates replaced), as Hermes
-    compares them; the bytes themselves are the key, not a digest of them."""
-    if isinstance(content, str) and len(content) >= DEDUP_FLOOR:
-        return content.encode("utf-8", errors="replace")
-    return None
+    compares them; the key is the text itself when it is ASCII (no copy), else its bytes (as
+    text again when those came out ASCII, so equal bytes always give equal keys)."""
+    if not isinstance(content, str) or len(content) < DEDUP_FLOOR:
+        return None
+    if content.isascii():
+        return content
+    raw = content.encode("utf-8", errors="replace")
+    return raw.decode("ascii") if raw.isascii() else raw
+
+
+class _Seen:
+    """The results met so far, by length first: a result whose length no other has is never
+    hashed (hashing every large output cost more than comparing the few of equal length); a
+    length shared by many switches to a set."""
+
+    def __init__(self) -> None:
+        self._by_len: dict = {}
+
+    def again(self, content: Any) -> bool | None:
+        """True when an equal result was met before (this one is recorded otherwise); None
+        when ``content`` takes no part in deduplication."""
+        key = _dedup_key(content)
+        if key is None:
+            return None
+        bucket = self._by_len.get(len(key))
+        if bucket is None:
+            self._by_len[len(key)] = [key]
+            return False
+        if key in bucket:
+            return True
+        if type(bucket) is list and len(bucket) >= 8:
+            bucket = self._by_len[len(key)] = set(bucket)
+        if type(bucket) is set:
+            bucket.add(key)
+        else:
+            bucket.append(key)
+        return False
 
 
 def _stub_content(content: Any, name: Any, args: Any) -> Any:
@@ -155,20 +188,13 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     index = _call_index(messages)
 
-    seen: set = set()
+    seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
         msg = result[i]
-        if msg.get("role") != "tool":
-            continue
-        key = _dedup_key(msg.get("content") or "")
-        if key is None:
-            continue
-        if key in seen:
+        if msg.get("role") == "tool" and seen.again(msg.get("content") or ""):
             result[i] = {**msg, "content": DUPLICATE_TEXT}
             report["deduplicated"] += 1
             report["changes"].append({"index": i, "change": "deduplicated"})
-        else:
-            seen.add(key)
 
     # outside the tail: tool results become stubs, long call arguments are cut (one pass:
     # the two rules touch different messages)
@@ -254,18 +280,13 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
             index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"),
                                                      json.dumps(block.get("input", {}), ensure_ascii=False))
 
-    seen: set = set()
+    seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
         for j, block in reversed(list(_blocks(result[i], "tool_result"))):
-            key = _dedup_key(block.get("content") or "")
-            if key is None:
-                continue
-            if key in seen:
+            if seen.again(block.get("content") or ""):
                 _replace_block(result, i, j, {**block, "content": DUPLICATE_TEXT})
                 report["deduplicated"] += 1
                 report["changes"].append({"index": i, "block": j, "change": "deduplicated"})
-            else:
-                seen.add(key)
 
     for i in range(max(boundary, 0)):
         for j, block in list(_blocks(result[i], "tool_result")):

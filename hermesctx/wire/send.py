@@ -159,9 +159,6 @@ def openai_unchanged(messages: list) -> bool:
                 if key in _OPENAI_INTERNAL or key == "reasoning_details" or (
                         isinstance(key, str) and key[:1] == "_"):
                     return False
-        content = msg.get("content")
-        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
-            return False
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str) or call_id not in known:
@@ -183,6 +180,9 @@ def openai_unchanged(messages: list) -> bool:
                             known.add(call["id"])
         elif role == "user":
             known = set()
+        content = msg.get("content")
+        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
+            return False
     return True
 
 
@@ -354,7 +354,7 @@ def _openai_parts(parts: list, tool: bool, counts: dict) -> list:
             if kind == "text":
                 text = part.get("text")
                 drop = not isinstance(text, str) or not text.strip()
-            elif tool and kind in _IMAGE_PARTS:
+            elif tool and isinstance(kind, str) and kind in _IMAGE_PARTS:
                 replace = True
         elif isinstance(part, str):
             drop = not part.strip()
