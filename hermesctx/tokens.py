@@ -181,9 +181,20 @@ def image_count(msg: Any) -> int:
     return count
 
 
-def rough_messages(messages: list) -> int:
-    """Hermes ``estimate_messages_tokens_rough``: one ceiling over the list, plus images."""
-    return rough_of_sizes(map(message_size, messages))
+def rough_messages(messages: list, at_least: int | None = None) -> int:
+    """Hermes ``estimate_messages_tokens_rough``: one ceiling over the list, plus images.
+    ``at_least``: stop measuring once the count reaches it (it only grows): the answer is then
+    some figure >= ``at_least``, enough to compare with a minimum."""
+    if at_least is None:
+        return rough_of_sizes(map(message_size, messages))
+    chars = images = 0
+    for msg in messages:
+        size, count = message_size(msg)
+        chars += size
+        images += count
+        if (chars + 3) // 4 + IMAGE_TOKENS * images >= at_least:
+            break
+    return (chars + 3) // 4 + IMAGE_TOKENS * images
 
 
 def rough_of_sizes(sizes: Iterable[tuple[int, int]]) -> int:
@@ -227,9 +238,12 @@ def rough_tools(tools: Any) -> int:
     return (chars + 3) // 4
 
 
-def rough_request(messages: list, *, system_prompt: str = "", tools: Any = None) -> int:
-    """Hermes ``estimate_request_tokens_rough``: three separately rounded parts."""
-    return rough_text(system_prompt) + rough_messages(messages) + rough_tools(tools)
+def rough_request(messages: list, *, system_prompt: str = "", tools: Any = None,
+                  at_least: int | None = None) -> int:
+    """Hermes ``estimate_request_tokens_rough``: three separately rounded parts (``at_least``:
+    see :func:`rough_messages`)."""
+    fixed = rough_text(system_prompt) + rough_tools(tools)
+    return fixed + rough_messages(messages, None if at_least is None else at_least - fixed)
 
 
 # --- the tail-walk estimator --------------------------------------------------------------

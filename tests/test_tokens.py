@@ -158,3 +158,12 @@ def test_before_after_measures_each_input_message_once_and_only_the_changed_outp
     before, after = [same, old, same], [same, new, same]
     assert tokens.rough_before_after(before, after) == (tokens.rough_messages(before),
                                                         tokens.rough_messages(after))
+
+
+def test_rough_messages_at_least_stops_once_the_count_reaches_it():
+    msgs = [{"role": "user", "content": "x" * 4000} for _ in range(50)]
+    full = tokens.rough_messages(msgs)
+    assert tokens.rough_messages(msgs, at_least=full + 1) == full  # never reached: exact
+    short = tokens.rough_messages(msgs, at_least=2500)
+    assert 2500 <= short < full
+    assert tokens.rough_request(msgs, system_prompt="s" * 400, at_least=2500) >= 2500

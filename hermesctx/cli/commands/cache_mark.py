@@ -52,8 +52,10 @@ def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, 
     if against and not check:
         raise click.UsageError("--against needs --check")
     if not check:
+        # the exact cached-prefix size goes only in the --report JSON; the human line needs
+        # to know only whether the prefix is under the model's minimum
         transform_stream(env, input, make({"ttl": ttl, "strategy": strategy, "native": native, "model": model,
-                                           "config_path": config_path}, env),
+                                           "config_path": config_path}, env, exact_prefix=bool(report)),
                          jsonl=jsonl, pretty=pretty, report=report, describe=stage.describe,
                          in_place=in_place, backup=backup, formats=fmt)
         return ExitStatus.OK
@@ -69,7 +71,7 @@ def command(input, jsonl, ttl, strategy, native, model, check, against, pretty, 
     return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
 
 
-def make(params: dict, env):
+def make(params: dict, env, *, exact_prefix: bool = True):
     ttl = params.get("ttl")
     settings = settings_from({"config_path": params.get("config_path")}, env.environ,
                              **({"prompt_caching.cache_ttl": ttl} if ttl is not None else {}))
@@ -89,7 +91,8 @@ def make(params: dict, env):
         for line in send.describe(wire):
             env.warn(line)
         own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
-        out, rep = stage.cache_mark(doc, ttl=ttl, native=native, strategy=strategy, model=model or own)
+        out, rep = stage.cache_mark(doc, ttl=ttl, native=native, strategy=strategy, model=model or own,
+                                   exact_prefix=exact_prefix)
         return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
 
     return run
