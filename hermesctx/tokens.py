@@ -215,6 +215,23 @@ def rough_before_after(before: list, after: list) -> tuple[int, int]:
         sizes.get(id(msg)) or message_size(msg) for msg in after)
 
 
+def rough_saved(before: list, after: list) -> int:
+    """About how many rough tokens a stage removed, measured on the messages it changed only:
+    a stage that replaces messages in place (``after[i] is before[i]`` where it changed
+    nothing) costs one look per unchanged message. Lists of different lengths are measured
+    whole. Each side's figure is its own chars // 4 (+ images), so it may differ by one from
+    the difference of the two :func:`rough_messages`."""
+    if len(before) != len(after):
+        return rough_messages(before) - rough_messages(after)
+    chars = images = 0
+    for old, new in zip(before, after):
+        if old is not new:
+            was, now = message_size(old), message_size(new)
+            chars += was[0] - now[0]
+            images += was[1] - now[1]
+    return chars // 4 + IMAGE_TOKENS * images
+
+
 def rough_tools(tools: Any) -> int:
     """Hermes ``_estimate_tools_tokens_rough``: name + description + compact parameters JSON."""
     if not tools:

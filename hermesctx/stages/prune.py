@@ -352,11 +352,16 @@ def anthropic_blocks_apply(messages: list) -> bool:
     return has_blocks
 
 
+FULL = "full"  # measure=: tokens before and after (and saved)
+CHANGED = "changed"  # measure=: tokens saved, measured on the changed messages only
+
+
 def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
-          measure: bool = True) -> tuple[Any, dict]:
-    """The ``prune`` stage on a document: ``(new_doc, report)`` with rough tokens before/after
-    (None with ``measure=False``: measuring costs more than pruning, and a caller whose report
-    goes nowhere can skip it)."""
+          measure: bool | str = FULL) -> tuple[Any, dict]:
+    """The ``prune`` stage on a document: ``(new_doc, report)``. ``measure``: ``"full"`` (or
+    True) gives rough tokens before/after the whole transcript and saved; ``"changed"`` only
+    the tokens saved, measured on the rewritten messages (the default report line: measuring
+    the whole input costs more than pruning it); False nothing (None)."""
     messages = messages_of(doc)
     check_messages(messages)
     if protect_last_n < 0:
@@ -365,8 +370,10 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
     new, report = prune_messages(messages, protect_tail_count=protect_last_n,
                                  protect_tail_tokens=tail_tokens, fmt=detect_format(messages))
+    full = measure is True or measure == FULL
     report["tokens_before"], report["tokens_after"] = (
-        tokens.rough_before_after(messages, new) if measure else (None, None))
+        tokens.rough_before_after(messages, new) if full else (None, None))
+    report["tokens_saved"] = tokens.rough_saved(messages, new) if measure else None
     report["protect_last_n"] = protect_last_n
     report["tail_tokens"] = tail_tokens
     return with_messages(doc, new), report
@@ -376,6 +383,8 @@ def describe(report: dict) -> str:
     verb = "would prune" if report.get("dry_run") else "pruned"
     line = (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
             f"{report['args_truncated']} arguments truncated")
-    if report.get("tokens_before") is None:
-        return line
-    return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+    if report.get("tokens_before") is not None:
+        return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+    if report.get("tokens_saved") is not None:
+        return f"{line}; ~{report['tokens_saved']:,} tokens saved"
+    return line

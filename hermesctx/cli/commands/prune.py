@@ -49,13 +49,14 @@ def command(input, jsonl, pretty, in_place, backup, report, **params):
     """
     env = get_env()
     fmt = format_kwargs(params)
-    # the report's token counts cost more than the pruning: skipped when nothing shows them
-    run = make(params, env, measure=bool(report) or not env.quiet)
+    # measuring the whole transcript costs more than pruning it: only --report gets the totals;
+    # the line on stderr says the tokens saved, measured on the changed messages
+    run = make(params, env, measure=stage.FULL if report else not env.quiet and stage.CHANGED)
     transform_stream(env, input, run, jsonl=jsonl, pretty=pretty, report=report,
                      describe=stage.describe, in_place=in_place, backup=backup, formats=fmt)
 
 
-def make(params: dict, env, *, measure: bool = True):
+def make(params: dict, env, *, measure: bool | str = True):
     """The stage as a function of one document (shared by the command and `hermesctx run`)."""
     # --protect-last-n is Hermes's protect_tail_count and may be 0 (no floor: the token budget
     # alone, or with --tail-tokens 0 everything); the config key keeps its own range (>= 1, D4)
