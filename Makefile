@@ -1,20 +1,38 @@
-# hermesctx developer targets. `make venv` sets up .venv (every other target uses it);
-# `make install` also puts the man pages and shell completions under PREFIX for the user.
+# hermesctx targets. `make install` installs the command for a user: the runtime only (no dev
+# tools) in .venv, `hermesctx` linked into PREFIX/bin, the man pages and shell completions under
+# PREFIX. `make venv` adds the dev tools (tests, ruff, dask); every other target uses it.
+# Both reinstall only when pyproject.toml changed (stamp files in .venv), so they work offline.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PREFIX ?= $(HOME)/.local
+# a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
+EDITABLE := --config-settings editable_mode=compat -e .
 
-.PHONY: venv install install-shell test lint bench oracle fuzz completions man clean reallogs
+.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-venv: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+$(VENV)/.installed-runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet $(EDITABLE)
+	touch $@
 
-install: venv install-shell
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet $(EDITABLE)'[dev]'
+	touch $@ $(VENV)/.installed-runtime
+
+runtime: $(VENV)/.installed-runtime
+
+venv: $(VENV)/.installed-dev
+
+install: runtime install-shell
+	mkdir -p $(PREFIX)/bin
+	ln -sf $(CURDIR)/$(BIN)/hermesctx $(PREFIX)/bin/hermesctx
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) echo "hermesctx is in $(PREFIX)/bin, on your PATH";; \
+	  *) echo "hermesctx is in $(PREFIX)/bin, which is not on your PATH: add"; \
+	     echo "  export PATH=\"$(PREFIX)/bin:\$$PATH\""; echo "to your shell's rc file (or run $(PREFIX)/bin/hermesctx)";; esac
 
 test: venv
 	$(BIN)/python -m pytest -m "not oracle and not slow"
@@ -26,6 +44,7 @@ lint: venv
 bench: venv
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
+	$(BIN)/python bench/startup.py
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv
@@ -41,18 +60,29 @@ reallogs: venv
 fuzz: venv
 	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz
 
-completions: venv
-	$(BIN)/python -m hermesctx.tools.gen_completions completions
+# generated from the command tree and shipped in the package (`hermesctx man`, `hermesctx
+# completion`, the quick --help); tests fail when they are stale
+completions: venv help-data
+	$(BIN)/python -m hermesctx.tools.gen_completions hermesctx/data/completions
 
-man: venv
-	$(BIN)/python -m hermesctx.tools.gen_man man
+man: venv help-data
+	$(BIN)/python -m hermesctx.tools.gen_man hermesctx/data/man
 
-install-shell:
-	mkdir -p $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d
-	cp man/*.1 $(PREFIX)/share/man/man1/
-	cp completions/hermesctx.bash $(PREFIX)/share/bash-completion/completions/hermesctx
-	cp completions/_hermesctx $(PREFIX)/share/zsh/site-functions/_hermesctx
-	cp completions/hermesctx.fish $(PREFIX)/share/fish/vendor_completions.d/hermesctx.fish
+help-data: venv
+	$(BIN)/python -m hermesctx.tools.gen_help hermesctx/data/help.txt
+
+# refresh hermesctx/data/pricing-library.json from the maintained price library (pinned; the
+# pin is PIN in hermesctx/tools/import_prices.py): needs the network once, never at run time
+PRICES_PIN := $(shell sed -n 's/^PIN = "\(.*\)"/\1/p' hermesctx/tools/import_prices.py)
+prices: venv
+	$(BIN)/pip install --quiet 'genai-prices==$(PRICES_PIN)'
+	$(BIN)/python -m hermesctx.tools.import_prices hermesctx/data/pricing-library.json
+
+install-shell: runtime
+	$(BIN)/hermesctx man --install $(PREFIX)/share/man
+	$(BIN)/hermesctx completion bash --install $(PREFIX)/share/bash-completion/completions
+	$(BIN)/hermesctx completion zsh --install $(PREFIX)/share/zsh/site-functions
+	$(BIN)/hermesctx completion fish --install $(PREFIX)/share/fish/vendor_completions.d
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis bench/data bench/results

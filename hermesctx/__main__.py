@@ -1,4 +1,4 @@
-from hermesctx.cli import main
+from hermesctx.launch import main
 
 if __name__ == "__main__":
     main()

@@ -310,9 +310,11 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
 
 
 def _apply_redaction(settings: Settings, env: Mapping[str, str]) -> None:
+    on = settings["redaction.enabled"]
+    if on and "HERMESCTX_REDACT" not in env and "hermesctx.redact" not in sys.modules:
+        return  # the default, on: nothing to switch; the patterns load only in a command that redacts
     from hermesctx import redact
 
-    on = settings["redaction.enabled"]
     if on and not redact.enabled(env):
         on, where = False, "env HERMESCTX_REDACT"
     else:

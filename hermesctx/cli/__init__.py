@@ -16,7 +16,6 @@ import importlib
 import os
 import signal
 import sys
-import traceback
 
 import click
 
@@ -38,6 +37,8 @@ COMMANDS = {
     "convert": "convert",
     "run": "run",
     "config": "config",
+    "completion": "completion",
+    "man": "man",
 }
 
 
@@ -62,6 +63,8 @@ class LazyGroup(click.Group):
             raise
         return module.command
 
+
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -123,6 +126,9 @@ def run(args: list[str], env) -> int:
         return int(result) if isinstance(result, int) else ExitStatus.OK
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except _NO_ARGS as exc:  # `hermesctx` alone: the help, as it is
+        print(exc.format_message(), file=env.stderr)
+        return ExitStatus.USAGE
     except click.ClickException as exc:
         message = exc.format_message()
         ctx = getattr(exc, "ctx", None)
@@ -137,7 +143,7 @@ def run(args: list[str], env) -> int:
         return ExitStatus.TERMINATED
     except HermesctxError as exc:
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         print(f"hermesctx: error: {one_line(str(exc))}", file=env.stderr)
         return exc.status
     except KeyboardInterrupt:
@@ -148,7 +154,7 @@ def run(args: list[str], env) -> int:
         return ExitStatus.BROKEN_PIPE
     except OSError as exc:  # a write the command did not wrap itself: stdout, most often
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         where = f" {exc.filename}" if exc.filename else " output"
         print(f"hermesctx: error: cannot write{where}: {one_line(exc.strerror or str(exc))}", file=env.stderr)
         if not _flush(env, quiet=True):
@@ -156,10 +162,16 @@ def run(args: list[str], env) -> int:
         return ExitStatus.IO_ERROR
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         print(f"hermesctx: error: internal error: {type(exc).__name__}: {one_line(str(exc))}; "
               "rerun with --traceback and report it", file=env.stderr)
         return ExitStatus.INTERNAL
+
+
+def _print_traceback(env) -> None:
+    import traceback  # only on --traceback: its imports cost every start ~8 ms
+
+    traceback.print_exc(file=env.stderr)
 
 
 def _flush(env, *, quiet: bool = False) -> bool:

@@ -27,6 +27,7 @@ class Env:
     environ: Mapping[str, str] = field(default_factory=dict)
     stdin_isatty: bool = False
     stderr_isatty: bool = False
+    stdout_isatty: bool = False
     quiet: bool = False
     _warned: set = field(default_factory=set, repr=False)
 
@@ -35,7 +36,7 @@ class Env:
         return cls(
             stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, stderr=sys.stderr,
             environ=os.environ, stdin_isatty=sys.stdin.isatty(),
-            stderr_isatty=sys.stderr.isatty(),
+            stderr_isatty=sys.stderr.isatty(), stdout_isatty=sys.stdout.isatty(),
         )
 
     def warn(self, message: str) -> None:

@@ -165,12 +165,20 @@ def estimate(doc: Any, *, model: str | None = None, context_length: int | None =
         "prompt_tokens": prompt_tokens,
         "prompt_source": prompt_source,
         "pressure_percent": pressure_percent(prompt_tokens, window.length),
+        "tokens_left": {"threshold": budgets.threshold_tokens - prompt_tokens,
+                        "window": window.length - prompt_tokens},
         "budgets": budgets.as_dict(),
         "would_compress": prompt_tokens >= budgets.threshold_tokens,
         "over_hygiene": prompt_tokens >= budgets.hygiene_tokens,
     }
     if usage:
         report["usage"] = usage
+    if model:
+        from hermesctx.pricing import prompt_cost
+
+        cost = prompt_cost(prompt_tokens, model, provider)
+        if cost is not None:
+            report["prompt_cost"] = cost
     if per_message:
         report["per_message"] = counts["per_message"]
     if warnings:
@@ -178,10 +186,45 @@ def estimate(doc: Any, *, model: str | None = None, context_length: int | None =
     return report
 
 
+def _left(n: int) -> str:
+    return f"{n:,} left" if n >= 0 else f"over by {-n:,}"
+
+
+def _left_row(n: int) -> str:
+    return f"{n:,}" if n >= 0 else f"0 (over by {-n:,})"
+
+
+def _cost_row(cost: dict | None) -> list[tuple[str, str]]:
+    if not cost:
+        return []
+    return [("prompt cost", f"${cost['amount_usd']} at ${cost['input_usd_per_mtok']}/M input "
+                            f"({cost['source']}, {cost['pricing_version']})")]
+
+
+def headline(report: dict) -> list[str]:
+    """The first lines of the table: the prompt against the window and the threshold, and for a
+    session log the usage it recorded beside the estimate."""
+    b = report["budgets"]
+    prompt, window = report["prompt_tokens"], report["context_length"]
+    left = report["tokens_left"]
+    lines = [f"{report['model'] or '(no model)'}: {prompt:,} tokens ({report['prompt_source']}), "
+             f"{report['pressure_percent']}% of a {window:,}-token window; compresses at "
+             f"{b['threshold_tokens']:,}: {_left(left['threshold'])}"]
+    recorded = report.get("recorded_usage")
+    if recorded:
+        line = f"recorded by the log: {recorded['context_tokens']:,} tokens"
+        if "difference" in recorded:
+            line += f" (estimate {recorded['difference']:+,})"
+        lines.append(f"{line}, {pressure_percent(recorded['context_tokens'], window)}% of the window; "
+                     f"{_left(b['threshold_tokens'] - recorded['context_tokens'])} before the threshold")
+    return lines
+
+
 def format_table(report: dict) -> str:
-    """A human-readable table of an estimate report."""
+    """A human-readable table of an estimate report: a headline, then one row per figure."""
     b = report["budgets"]
     t = report["tokens"]
+    left = report["tokens_left"]
     rows = [
         ("model", f"{report['model'] or '(none)'}"),
         ("context window", f"{report['context_length']:,} ({report['context_source']})"),
@@ -193,6 +236,9 @@ def format_table(report: dict) -> str:
         ("total tokens", f"{t['total']:,}"),
         ("prompt tokens", f"{report['prompt_tokens']:,} ({report['prompt_source']})"),
         ("pressure", f"{report['pressure_percent']}%"),
+        *_cost_row(report.get("prompt_cost")),
+        ("left to threshold", _left_row(left["threshold"])),
+        ("left in window", _left_row(left["window"])),
         ("budget rules", b["rules"]),
         ("threshold", f"{b['threshold_tokens']:,} ({b['threshold_percent']:.0%})"),
         ("tail budget", f"{b['tail_token_budget']:,}"),
@@ -203,7 +249,7 @@ def format_table(report: dict) -> str:
     for role, n in report["by_role"].items():
         rows.append((f"  {role}", f"{n:,}"))
     width = max(len(k) for k, _ in rows)
-    lines = [f"{k.ljust(width)}  {v}" for k, v in rows]
+    lines = headline(report) + [""] + [f"{k.ljust(width)}  {v}" for k, v in rows]
     for item in report.get("per_message", []):
         lines.append(f"#{item['index']:<5} {str(item['role']):<10} {item['tokens']:>8,}")
     return "\n".join(lines) + "\n"

@@ -148,6 +148,9 @@ class _ProviderSummarizer:
                  sleep: Callable[[float], None] = time.sleep,
                  max_failures: int | None = None, warn: Callable[[str], None] | None = None,
                  **_ignored: Any):
+        from hermesctx.extras import require
+
+        require(self.name)  # the SDK is an extra: say which, before any input is read
         env = env if env is not None else {}
         self.model = model or self.default_model
         self.base_url = base_url or env.get(self.base_url_env) or self.default_base_url

@@ -71,7 +71,7 @@ def tree(cli: click.Group | None = None) -> Cmd:
         cli = root
 
     def build(command: click.Command, name: str, path: str, parent: click.Context | None) -> Cmd:
-        ctx = click.Context(command, info_name=name, parent=parent)
+        ctx = click.Context(command, info_name=name, parent=parent, **command.context_settings)
         help_text = command.help or ""
         node = Cmd(name=name, path=path, help=_description(help_text),
                    short=command.get_short_help_str(limit=80), options=_opts(command, ctx),

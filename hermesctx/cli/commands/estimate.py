@@ -30,7 +30,8 @@ from hermesctx.stages.estimate import EXACT, ROUGH, estimate, format_table
 @click.option("--usage", "usage_path", type=click.Path(dir_okay=False), default=None,
               help="Provider usage JSON whose prompt tokens replace the estimate.")
 @click.option("--per-message", is_flag=True, help="Add a row per message.")
-@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default=None,
+              help="Default: table when the report goes to a terminal, else JSON.")
 @click.option("--tee", is_flag=True, help="Pass the input through to stdout unchanged (not rewritten for the wire: "
               "the one command that does not); report on stderr.")
 @click.option("--check", is_flag=True, help="Exit 1 when a request reaches the threshold.")
@@ -59,6 +60,8 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
 
         usage = normalize_usage(jsonio.read_json_file(usage_path), provider=None)
     over = False
+    if fmt is None:  # a table for a person, JSON for a program
+        fmt = "table" if (env.stderr_isatty if tee else env.stdout_isatty) else "json"
     for doc in documents(env, input, jsonl, keep_raw=tee, **formats):
         try:
             report = estimate(doc.data, **model_kwargs(settings, doc.data), method=method,
@@ -68,12 +71,9 @@ def command(input, jsonl, method, encoding, usage_path, per_message, fmt, tee, c
             raise (err.located(doc.where) if doc.where else err) from None
         for warning in report.get("warnings", ()):
             env.warn(warning)
-        recorded = _recorded_usage(doc, report)
+        _recorded_usage(doc, report)
         over = over or report["would_compress"]
         text = format_table(report).encode() if fmt == "table" else jsonio.dumps(report, pretty=pretty)
-        if recorded is not None and fmt == "table":
-            text += (f"recorded by the log: {recorded['context_tokens']:,} tokens (estimate "
-                     f"{recorded['difference']:+,})\n").encode()
         if tee:
             raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
             env.stdout.write(raw if raw.endswith(b"\n") else raw + b"\n")

@@ -90,8 +90,9 @@ def command(input, jsonl, provider, model, billing_provider, base_url, pricing_p
 
             route = billing_provider if billing_provider is not None else _BILLING.get(provider)
             if route == "auto":
-                route = guess_billing_provider(usage["provider"], doc_model, table)
-            cost = estimate_cost(usage, doc_model, provider=route, base_url=base_url, table=table)
+                route = guess_billing_provider(usage["provider"], doc_model, table, library=table is None)
+            cost = estimate_cost(usage, doc_model, provider=route, base_url=base_url, table=table,
+                                 library=table is None)  # the price library fills Hermes's gaps
             if cost["status"] == "unknown" and not billing_provider and not base_url:
                 env.warn(f"no price for {doc_model!r} without a billing route: pass --billing-provider")
         if total:

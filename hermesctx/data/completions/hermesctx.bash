@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run config"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run config completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -94,6 +94,10 @@ _hermesctx() {
             --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return;;
         esac
         words="--config --format --help";;
+    "completion")
+        words="--install --help";;
+    "man")
+        words="--install --help";;
     esac
     if [[ "$cur" == -* || -z "$sub" || "$sub" == "config" ]]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))

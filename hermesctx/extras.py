@@ -1,0 +1,26 @@
+"""Optional parts of the install: the LLM summarizers' SDKs are extras (``hermesctx[anthropic]``,
+``hermesctx[openai]``, ``hermesctx[all]``), so a missing one is said, with the command that
+installs it, before any input is read (exit 2: the install lacks what the options ask for)."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from hermesctx.errors import UsageError
+
+# module -> extra that installs it
+EXTRAS = {"anthropic": "anthropic", "openai": "openai"}
+
+
+def require(module: str, what: str | None = None) -> None:
+    """Raise :class:`UsageError` naming the extra when ``module`` cannot be imported."""
+    try:
+        found = find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return
+    extra = EXTRAS.get(module, module)
+    raise UsageError(f"{what or f'the {module} summarizer'} needs the {module} SDK, which is not installed: "
+                     f"pip install 'hermesctx[{extra}]' (or pipx inject hermesctx {module}; "
+                     f"uv tool install 'hermesctx[{extra}]')")
