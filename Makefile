@@ -40,11 +40,12 @@ test: venv
 lint: venv
 	$(BIN)/ruff check hermesctx tests bench
 
-# `make bench BENCH_ARGS="--size-mb 20"` for a quick run
+# `make bench BENCH_ARGS="--size-mb 20"` for a quick run (start-up first: the Done-when table of
+# bench/run.py reads its results)
 bench: venv
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
-	$(BIN)/python bench/startup.py
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv

@@ -104,34 +104,28 @@ def _repr_form_len(value: Any) -> int:
     if kind is str:
         return len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value)
     if kind is dict:
-        if not value:
-            return 2
-        total = 4 * len(value)  # braces + ": " per item + ", " between items
-        for key, item in value.items():
-            # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
+        total = 4 * len(value) or 2  # braces + ": " per item + ", " between items
+        for key in value:
             total += len(repr(key)) if type(key) is str and len(key) <= _SHORT_TEXT else _repr_form_len(key)
-            if type(item) is str:
-                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
-            else:
-                total += _repr_form_len(item)
-        return total
-    if kind is list:
-        if not value:
-            return 2
-        total = 2 * len(value)  # brackets + ", " between items
-        for item in value:
-            if type(item) is str:
-                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
-            else:
-                total += _repr_form_len(item)
-        return total
-    if kind is bool:
+        items = value.values()
+    elif kind is list:
+        total = 2 * len(value) or 2  # brackets + ", " between items
+        items = value
+    elif kind is bool:
         return 4 if value else 5
-    if value is None:
+    elif value is None:
         return 4
-    if kind is float:
+    elif kind is float:
         return len(repr(value))
-    return len(str(value))
+    else:
+        return len(str(value))
+    for item in items:
+        # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
+        if type(item) is str:
+            total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+        else:
+            total += _repr_form_len(item)
+    return total
 
 
 def repr_len(text: str) -> int:
