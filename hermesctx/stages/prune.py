@@ -277,8 +277,8 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
     index = {}
     for msg in messages:
         for _, block in _blocks(msg, "tool_use"):
-            index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"),
-                                                     json.dumps(block.get("input", {}), ensure_ascii=False))
+            # (the input is written as JSON only for a result that gets a stub)
+            index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"), block.get("input", {}))
 
     seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
@@ -290,8 +290,12 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
 
     for i in range(max(boundary, 0)):
         for j, block in list(_blocks(result[i], "tool_result")):
-            name, args = index.get(_hashable(block.get("tool_use_id", "")), ("unknown", ""))
-            new = _stub_content(block.get("content", ""), name, args)
+            use = index.get(_hashable(block.get("tool_use_id", "")))
+            name, args = ("unknown", "") if use is None else use
+            content = block.get("content", "")
+            if use is not None and isinstance(content, str) and len(content) > STUB_FLOOR:
+                args = json.dumps(args, ensure_ascii=False)
+            new = _stub_content(content, name, args)
             if new is not None:
                 _replace_block(result, i, j, {**block, "content": new})
                 report["stubbed"] += 1
