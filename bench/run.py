@@ -6,7 +6,8 @@
 
 The baseline runs in this process: for every line, ``orjson.dumps(orjson.loads(line))``; it
 is run again before every run of a stage, and each stage's ratio is to the best baseline
-around it (the machine may be shared: compare ratios, not seconds).
+around it, in CPU time (user + system of the command, ``--clock wall`` for wall-clock): on a
+shared machine the load delays the two unequally.
 Every stage runs through the real CLI path, ``hermesctx [-q] <cmd> FILE > /dev/null`` in a
 subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once), with
 the peak RSS of the child. Commands that do not exist yet are skipped. Prints MB/s and the
@@ -73,17 +74,18 @@ def exists(cmd: str) -> bool:
     return proc.returncode == 0
 
 
-def baseline(path: str) -> float:
-    start = time.perf_counter()
+def baseline(path: str, clock=time.perf_counter) -> float:
+    start = clock()
     with open(path, "rb") as handle:
         for line in handle:
             orjson.dumps(orjson.loads(line))
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, int, str, float]:
-    """One run: seconds, exit status, the end of stderr, and the peak RSS in MiB (os.wait4 gives
-    the child's own resource usage: memory that grew with the batch would show here)."""
+def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, int, str, float, float]:
+    """One run: seconds, exit status, the end of stderr, the peak RSS in MiB and the CPU seconds
+    (user + system; os.wait4 gives the child's own resource usage: memory that grew with the
+    batch would show here)."""
     spill_dir = tempfile.mkdtemp(prefix="hermesctx-bench-")
     try:
         args = [a.replace("{dir}", spill_dir) for a in argv]
@@ -95,7 +97,7 @@ def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, in
             proc.returncode = os.waitstatus_to_exitcode(wait_status)
             err.seek(0)
             tail = err.read().decode(errors="replace").strip()[-300:]
-        return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024
+        return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
 
@@ -149,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-mb", type=float, default=200)
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="ratios of CPU time (default: a loaded machine delays the command "
+                             "and the baseline unequally) or of wall-clock time")
     parser.add_argument("--only", action="append", default=None, help="run only this stage (repeatable)")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "latest.json"))
     parser.add_argument("--data", default=None, help="directory for the generated batch (default bench/data)")
@@ -166,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         lines = sum(1 for line in handle if line.strip())
     print(f"input: {path} ({mb:.1f} MB, {lines} transcripts)")
 
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     base = min(baseline(path) for _ in range(args.repeat))
     base_rate = mb / base
     print(f"{'baseline (orjson loads+dumps)':32} {base:8.2f} s {base_rate:9.1f} MB/s")
@@ -178,12 +184,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:32} skipped (no such command yet)")
             results.append({"stage": name, "skipped": True})
             continue
-        times, status, err, peak = [], 0, "", 0.0
-        stage_base = base  # the baseline is measured again beside every run: on a shared
+        times, cpu_times, status, err, peak = [], [], 0, "", 0.0
+        stage_base = float("inf")  # the baseline is measured again beside every run: on a shared
         for _ in range(args.repeat):  # machine the load changes between stages
-            stage_base = min(stage_base, baseline(path))
-            elapsed, status, err, rss = run_stage(stage_argv, path, quiet)
+            stage_base = min(stage_base, baseline(path, clock))
+            elapsed, status, err, rss, cpu = run_stage(stage_argv, path, quiet)
             times.append(elapsed)
+            cpu_times.append(cpu)
             peak = max(peak, rss)
             if status not in (0, 1):  # 1: a check found something; anything else is a failure
                 break
@@ -191,17 +198,20 @@ def main(argv: list[str] | None = None) -> int:
                 break  # one run of a slow, untargeted stage is enough
         best = min(times)
         rate = mb / best
-        ratio = stage_base / best
+        ratio = stage_base / (min(cpu_times) if args.clock == "cpu" else best)
         mark = ""
         if target is not None:
             mark = "ok" if ratio >= target else f"UNDER {target}x"
         if status not in (0, 1):
             mark = f"FAILED (exit {status}: {err})"
-        print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x {peak:7.0f} MiB peak  {mark}")
+        print(f"{name:32} {best:8.2f} s {min(cpu_times):6.2f} s cpu {rate:9.1f} MB/s {ratio:6.2f}x"
+              f" {peak:7.0f} MiB peak  {mark}")
         results.append({"stage": name, "argv": stage_argv, "seconds": round(best, 3),
                         "peak_rss_mib": round(peak, 1),
-                        "all_seconds": [round(t, 3) for t in times], "mb_per_s": round(rate, 2),
-                        "ratio": round(ratio, 3), "baseline_seconds": round(stage_base, 3),
+                        "all_seconds": [round(t, 3) for t in times],
+                        "cpu_seconds": [round(t, 3) for t in cpu_times], "mb_per_s": round(rate, 2),
+                        "ratio": round(ratio, 3), "clock": args.clock,
+                        "baseline_seconds": round(stage_base, 3),
                         "exit": status,
                         "target": target, "quiet": quiet})
     done_when = done_when_rows(results)
