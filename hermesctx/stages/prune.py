@@ -20,7 +20,6 @@ from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
-    detect_format,
     messages_of,
     part_type,
     with_messages,
@@ -373,7 +372,7 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
 
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
     new, report = prune_messages(messages, protect_tail_count=protect_last_n,
-                                 protect_tail_tokens=tail_tokens, fmt=detect_format(messages))
+                                 protect_tail_tokens=tail_tokens)
     full = measure is True or measure == FULL
     report["tokens_before"], report["tokens_after"] = (
         tokens.rough_before_after(messages, new) if full else (None, None))
