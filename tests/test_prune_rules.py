@@ -221,3 +221,12 @@ def test_tokens_saved_measured_on_the_changed_messages_agrees_with_the_totals():
     assert changed["tokens_before"] is None
     assert changed["tokens_saved"] == full["tokens_saved"]
     assert abs(full["tokens_saved"] - (full["tokens_before"] - full["tokens_after"])) <= 1
+
+
+@pytest.mark.parametrize("name", ["process", "terminal", "read_file", "my_tool"])
+def test_a_stub_of_a_content_that_is_no_string_is_the_fallback_for_every_tool(name):
+    """Hermes counts the output's lines before it looks at the tool: a list content fails there
+    for every tool (the line count is otherwise computed only for the tools that print it)."""
+    from hermesctx.stubs import summarize_tool_result
+
+    assert summarize_tool_result(name, '{"action": "poll"}', ["x"]) == f"[{name}] (0 chars result)"
