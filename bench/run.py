@@ -51,7 +51,8 @@ STAGES = [
 # Issue 19's "Done when", one row each: (what, target as text, where it is measured): a stage of
 # this run ("stage:<name>"), a case of bench/startup.py ("startup:<case>"; "startup:commands" is
 # the slowest of its no-LLM commands), read from its last bench/results/startup.json (`make
-# bench` runs it first), or a script not written yet (the row says "not measured").
+# bench` runs it first), or another script that prints its own table (bench/<name>.py), or none
+# yet (the row says "not measured").
 DONE_WHEN = [
     ("hermesctx --help vs bare python start", "<= 1.5x", "startup:--help"),
     ("slowest no-LLM command on a tiny input vs bare python", "<= 2.5x", "startup:commands"),
@@ -60,7 +61,7 @@ DONE_WHEN = [
     ("cache-mark vs orjson round trip", ">= 0.6x", "stage:cache-mark"),
     ("estimate --method rough vs orjson round trip", ">= 0.5x", "stage:estimate --method rough"),
     ("estimate over 1,000 files vs one JSONL batch", "<= 1.5x", "files"),
-    ("compress extractive time/message, 100k vs 1k", "<= 1.5x", "extractive"),
+    ("compress extractive time/message, 100k vs 1k", "<= 1.5x", "summary_scale"),
 ]
 
 
@@ -135,7 +136,9 @@ def print_done_when(rows: list[dict]) -> None:
     print("\nDone when (issue 19)")
     for row in rows:
         if row["value"] is None:
-            verdict = "not measured"
+            script = os.path.join("bench", f"{row['source']}.py")
+            verdict = (f"see {script}" if os.path.exists(os.path.join(os.path.dirname(HERE), script))
+                       else "not measured")
             value = "-"
         else:
             verdict = "ok" if row["ok"] else "MISSED"

@@ -76,5 +76,5 @@ def test_done_when_table_reads_the_stages_and_the_startup_report(tmp_path):
     assert (rows["startup:--help"]["value"], rows["startup:--help"]["ok"]) == (1.2, True)
     assert rows["startup:commands"]["case"] == "spill" and rows["startup:commands"]["ok"] is False
     assert rows["stage:prune"]["ok"] is True and rows["stage:sanitize"]["ok"] is False
-    assert rows["stage:cache-mark"]["value"] is None and rows["extractive"]["value"] is None
+    assert rows["stage:cache-mark"]["value"] is None and rows["summary_scale"]["value"] is None
     assert len(rows) == len(run.DONE_WHEN)

@@ -579,6 +579,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
               "focus": topic}
+    if not fallback:  # what of the middle's files, commands, errors and asks the summary still names
+        from hermesctx.summary.extractive import coverage
+        report["summary_coverage"] = coverage(summary, request.turns)
     if after_tokens >= before_tokens:
         return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
                                   f"~{after_tokens:,} tokens); input kept", base)
