@@ -83,7 +83,8 @@ def baseline(path: str, clock=time.perf_counter) -> float:
     return clock() - start
 
 
-def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, int, str, float, float]:
+def run_stage(argv: list[str], path: str, quiet: bool = True,
+              env: dict | None = None) -> tuple[float, int, str, float, float]:
     """One run: seconds, exit status, the end of stderr, the peak RSS in MiB and the CPU seconds
     (user + system; os.wait4 gives the child's own resource usage: memory that grew with the
     batch would show here)."""
@@ -92,7 +93,8 @@ def run_stage(argv: list[str], path: str, quiet: bool = True) -> tuple[float, in
         args = [a.replace("{dir}", spill_dir) for a in argv]
         with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
             start = time.perf_counter()
-            proc = subprocess.Popen([*hermesctx_argv(), *(["--quiet"] if quiet else []), *args, path], stdout=null, stderr=err)
+            proc = subprocess.Popen([*hermesctx_argv(), *(["--quiet"] if quiet else []), *args, path], stdout=null, stderr=err,
+                                    env=env)
             _, wait_status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - start
             proc.returncode = os.waitstatus_to_exitcode(wait_status)
@@ -162,9 +164,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="directory for the generated batch (default bench/data)")
     args = parser.parse_args(argv)
 
-    # the modules compiled once (PYTHONDONTWRITEBYTECODE would make every run compile them)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(os.path.dirname(HERE), "hermesctx")],
-                   capture_output=True)
     path = default_path(args.size_mb, args.seed, args.data)
     if not os.path.exists(path):
         print(f"generating {path} ...", file=sys.stderr)
@@ -180,9 +179,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'baseline (orjson loads+dumps)':32} {base:8.2f} s {base_rate:9.1f} MB/s")
 
     results = []
+    work = tempfile.mkdtemp(prefix="hermesctx-bench-")
+    # bytecode as an install has it (with PYTHONDONTWRITEBYTECODE every run would compile the
+    # modules again), kept in a folder of this run: a warm-up run of each stage writes it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
+    tiny = os.path.join(work, "tiny.json")
+    with open(tiny, "w", encoding="utf-8") as handle:
+        json.dump([{"role": "user", "content": "hi"}], handle)
     for name, stage_argv, quiet, target in STAGES:
         if args.only and name.split()[0] not in args.only and name not in args.only:
             continue
+        run_stage(stage_argv, tiny, quiet, env)
         if not exists(stage_argv[0]):
             print(f"{name:32} skipped (no such command yet)")
             results.append({"stage": name, "skipped": True})
@@ -191,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         stage_base = float("inf")  # the baseline is measured again beside every run: on a shared
         for _ in range(args.repeat):  # machine the load changes between stages
             stage_base = min(stage_base, baseline(path, clock))
-            elapsed, status, err, rss, cpu = run_stage(stage_argv, path, quiet)
+            elapsed, status, err, rss, cpu = run_stage(stage_argv, path, quiet, env)
             times.append(elapsed)
             cpu_times.append(cpu)
             peak = max(peak, rss)
@@ -217,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                         "baseline_seconds": round(stage_base, 3),
                         "exit": status,
                         "target": target, "quiet": quiet})
+    shutil.rmtree(work, ignore_errors=True)
     done_when = done_when_rows(results)
     print_done_when(done_when)
 
