@@ -169,7 +169,7 @@ def test_progress_only_on_a_terminal(server):
     from io import BytesIO, StringIO
 
     from hermesctx.cli import run
-    from hermesctx.cli.runner import Env
+    from hermesctx.context import Env
 
     err = StringIO()
     env = Env(stdin=BytesIO(jsonl({"conversations": e2()[:3]}).encode()), stdout=BytesIO(),
