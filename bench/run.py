@@ -4,11 +4,16 @@
     python bench/run.py --size-mb 20     # a quick run
     python bench/run.py --only spill --repeat 1
 
-The baseline runs in this process: for every line, ``orjson.dumps(orjson.loads(line))``.
-Every stage runs through the real CLI path, ``hermesctx <cmd> FILE > /dev/null`` in a
-subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once).
-Commands that do not exist yet are skipped. Prints MB/s and the ratio stage/baseline (the
-target for prune, sanitize and spill is >= 0.5) and writes bench/results/latest.json.
+The baseline runs in this process: for every line, ``orjson.dumps(orjson.loads(line))``; it
+is run again before every run of a stage, and each stage's ratio is to the best baseline
+around it, in CPU time (user + system of the command, ``--clock wall`` for wall-clock): on a
+shared machine the load delays the two unequally.
+Every stage runs through the real CLI path, ``hermesctx [-q] <cmd> FILE > /dev/null`` in a
+subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once), with
+the peak RSS of the child. Commands that do not exist yet are skipped. Prints MB/s and the
+ratio stage/baseline, then the "Done when" table of issue 19 (:data:`DONE_WHEN`: one row per
+target, measured here or by another script, whose rows say so), and writes
+bench/results/latest.json.
 """
 
 from __future__ import annotations
@@ -30,17 +35,33 @@ sys.path.insert(0, HERE)
 
 from gen import default_path, generate  # noqa: E402
 
-TARGET = 0.5
 SLOW = 10.0  # seconds: an untargeted stage this slow is run once, not best of N
-TARGETED = ("prune", "sanitize", "spill")
-# (name, argv after `hermesctx`); {dir} is a fresh spill directory for every run
+# (name, argv after `hermesctx`, quiet, target ratio or None); {dir} is a fresh spill directory
+# for every run. "prune" keeps its default report line on stderr (what a user sees); the
+# others run with --quiet.
 STAGES = [
-    ("prune", ["prune"]),
-    ("sanitize", ["sanitize"]),
-    ("spill", ["spill", "--dir", "{dir}"]),
-    ("estimate --method rough", ["estimate", "--method", "rough"]),
-    ("cache-mark", ["cache-mark"]),
-    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"]),
+    ("prune", ["prune"], False, 0.5),
+    ("prune -q", ["prune"], True, None),
+    ("sanitize", ["sanitize"], True, 0.8),
+    ("spill", ["spill", "--dir", "{dir}"], True, None),
+    ("estimate --method rough", ["estimate", "--method", "rough"], True, 0.5),
+    ("cache-mark", ["cache-mark"], True, 0.6),
+    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"], True, None),
+]
+# Issue 19's "Done when", one row each: (what, target as text, where it is measured): a stage of
+# this run ("stage:<name>"), a case of bench/startup.py ("startup:<case>"; "startup:commands" is
+# the slowest of its no-LLM commands), read from its last bench/results/startup.json (`make
+# bench` runs it first), or another script that prints its own table (bench/<name>.py), or none
+# yet (the row says "not measured").
+DONE_WHEN = [
+    ("hermesctx --help vs bare python start", "<= 1.5x", "startup:--help"),
+    ("slowest no-LLM command on a tiny input vs bare python", "<= 2.5x", "startup:commands"),
+    ("prune (default report) vs orjson round trip", ">= 0.5x", "stage:prune"),
+    ("sanitize vs orjson round trip", ">= 0.8x", "stage:sanitize"),
+    ("cache-mark vs orjson round trip", ">= 0.6x", "stage:cache-mark"),
+    ("estimate --method rough vs orjson round trip", ">= 0.5x", "stage:estimate --method rough"),
+    ("estimate over 1,000 files vs one JSONL batch", "<= 1.5x", "files"),
+    ("compress extractive time/message, 100k vs 1k", "<= 1.5x", "summary_scale"),
 ]
 
 
@@ -54,31 +75,80 @@ def exists(cmd: str) -> bool:
     return proc.returncode == 0
 
 
-def baseline(path: str) -> float:
-    start = time.perf_counter()
+def baseline(path: str, clock=time.perf_counter) -> float:
+    start = clock()
     with open(path, "rb") as handle:
         for line in handle:
             orjson.dumps(orjson.loads(line))
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def run_stage(argv: list[str], path: str) -> tuple[float, int, str, float]:
-    """One run: seconds, exit status, the end of stderr, and the peak RSS in MiB (os.wait4 gives
-    the child's own resource usage: memory that grew with the batch would show here)."""
+def run_stage(argv: list[str], path: str, quiet: bool = True,
+              env: dict | None = None) -> tuple[float, int, str, float, float]:
+    """One run: seconds, exit status, the end of stderr, the peak RSS in MiB and the CPU seconds
+    (user + system; os.wait4 gives the child's own resource usage: memory that grew with the
+    batch would show here)."""
     spill_dir = tempfile.mkdtemp(prefix="hermesctx-bench-")
     try:
         args = [a.replace("{dir}", spill_dir) for a in argv]
         with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
             start = time.perf_counter()
-            proc = subprocess.Popen([*hermesctx_argv(), "--quiet", *args, path], stdout=null, stderr=err)
+            proc = subprocess.Popen([*hermesctx_argv(), *(["--quiet"] if quiet else []), *args, path], stdout=null, stderr=err,
+                                    env=env)
             _, wait_status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - start
             proc.returncode = os.waitstatus_to_exitcode(wait_status)
             err.seek(0)
             tail = err.read().decode(errors="replace").strip()[-300:]
-        return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024
+        return elapsed, proc.returncode, tail, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
+
+
+def done_when_rows(stages: list[dict], results_dir: str = os.path.join(HERE, "results")) -> list[dict]:
+    """The rows of :data:`DONE_WHEN` with what was measured: this run's stages, or the latest
+    report of bench/startup.py."""
+    by_stage = {s["stage"]: s for s in stages if not s.get("skipped")}
+    try:
+        with open(os.path.join(results_dir, "startup.json"), encoding="utf-8") as handle:
+            cases = [c for c in json.load(handle)["cases"] if c.get("exit") in (0, 1)]
+    except (OSError, ValueError, KeyError, TypeError):
+        cases = []
+    rows = []
+    for what, target, source in DONE_WHEN:
+        row = {"what": what, "target": target, "source": source, "value": None, "ok": None}
+        kind, _, name = source.partition(":")
+        if kind == "stage" and name in by_stage and by_stage[name].get("exit") in (0, 1):
+            stage = by_stage[name]
+            row.update(value=stage["ratio"], ok=stage["ratio"] >= stage["target"],
+                       peak_rss_mib=stage["peak_rss_mib"])
+        elif kind == "startup":
+            found = [c for c in cases if (c.get("case") == name if name != "commands"
+                                          else c.get("target") == 2.5)]
+            if found:
+                worst = max(found, key=lambda c: c["ratio"])
+                row.update(value=worst["ratio"], ok=all(c["ratio"] <= c["target"] for c in found))
+                if name == "commands":
+                    row["case"] = worst["case"]
+        rows.append(row)
+    return rows
+
+
+def print_done_when(rows: list[dict]) -> None:
+    print("\nDone when (issue 19)")
+    for row in rows:
+        if row["value"] is None:
+            script = os.path.join("bench", f"{row['source']}.py")
+            verdict = (f"see {script}" if os.path.exists(os.path.join(os.path.dirname(HERE), script))
+                       else "not measured")
+            value = "-"
+        else:
+            verdict = "ok" if row["ok"] else "MISSED"
+            value = f"{row['value']:.2f}x"
+        extra = f" ({row['case']})" if "case" in row else ""
+        if "peak_rss_mib" in row:
+            extra += f" {row['peak_rss_mib']:.0f} MiB peak"
+        print(f"  {row['what']:54} {row['target']:>8} {value:>7}  {verdict}{extra}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size-mb", type=float, default=200)
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="ratios of CPU time (default: a loaded machine delays the command "
+                             "and the baseline unequally) or of wall-clock time")
     parser.add_argument("--only", action="append", default=None, help="run only this stage (repeatable)")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "latest.json"))
     parser.add_argument("--data", default=None, help="directory for the generated batch (default bench/data)")
@@ -100,48 +173,68 @@ def main(argv: list[str] | None = None) -> int:
         lines = sum(1 for line in handle if line.strip())
     print(f"input: {path} ({mb:.1f} MB, {lines} transcripts)")
 
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     base = min(baseline(path) for _ in range(args.repeat))
     base_rate = mb / base
     print(f"{'baseline (orjson loads+dumps)':32} {base:8.2f} s {base_rate:9.1f} MB/s")
 
     results = []
-    for name, stage_argv in STAGES:
+    work = tempfile.mkdtemp(prefix="hermesctx-bench-")
+    # bytecode as an install has it (with PYTHONDONTWRITEBYTECODE every run would compile the
+    # modules again), kept in a folder of this run: a warm-up run of each stage writes it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
+    tiny = os.path.join(work, "tiny.json")
+    with open(tiny, "w", encoding="utf-8") as handle:
+        json.dump([{"role": "user", "content": "hi"}], handle)
+    for name, stage_argv, quiet, target in STAGES:
         if args.only and name.split()[0] not in args.only and name not in args.only:
             continue
+        run_stage(stage_argv, tiny, quiet, env)
         if not exists(stage_argv[0]):
             print(f"{name:32} skipped (no such command yet)")
             results.append({"stage": name, "skipped": True})
             continue
-        times, status, err, peak = [], 0, "", 0.0
-        for _ in range(args.repeat):
-            elapsed, status, err, rss = run_stage(stage_argv, path)
+        times, cpu_times, status, err, peak = [], [], 0, "", 0.0
+        stage_base = float("inf")  # the baseline is measured again beside every run: on a shared
+        for _ in range(args.repeat):  # machine the load changes between stages
+            stage_base = min(stage_base, baseline(path, clock))
+            elapsed, status, err, rss, cpu = run_stage(stage_argv, path, quiet, env)
             times.append(elapsed)
+            cpu_times.append(cpu)
             peak = max(peak, rss)
             if status not in (0, 1):  # 1: a check found something; anything else is a failure
                 break
-            if name not in TARGETED and elapsed > SLOW:
+            if target is None and elapsed > SLOW:
                 break  # one run of a slow, untargeted stage is enough
         best = min(times)
         rate = mb / best
-        ratio = rate / base_rate
+        ratio = stage_base / (min(cpu_times) if args.clock == "cpu" else best)
         mark = ""
-        if name in TARGETED:
-            mark = "ok" if ratio >= TARGET else f"UNDER {TARGET}x"
+        if target is not None:
+            mark = "ok" if ratio >= target else f"UNDER {target}x"
         if status not in (0, 1):
             mark = f"FAILED (exit {status}: {err})"
-        print(f"{name:32} {best:8.2f} s {rate:9.1f} MB/s {ratio:6.2f}x {peak:7.0f} MiB peak  {mark}")
+        print(f"{name:32} {best:8.2f} s {min(cpu_times):6.2f} s cpu {rate:9.1f} MB/s {ratio:6.2f}x"
+              f" {peak:7.0f} MiB peak  {mark}")
         results.append({"stage": name, "argv": stage_argv, "seconds": round(best, 3),
                         "peak_rss_mib": round(peak, 1),
-                        "all_seconds": [round(t, 3) for t in times], "mb_per_s": round(rate, 2),
-                        "ratio": round(ratio, 3), "exit": status,
-                        "target": TARGET if name in TARGETED else None})
+                        "all_seconds": [round(t, 3) for t in times],
+                        "cpu_seconds": [round(t, 3) for t in cpu_times], "mb_per_s": round(rate, 2),
+                        "ratio": round(ratio, 3), "clock": args.clock,
+                        "baseline_seconds": round(stage_base, 3),
+                        "exit": status,
+                        "target": target, "quiet": quiet})
+    shutil.rmtree(work, ignore_errors=True)
+    done_when = done_when_rows(results)
+    print_done_when(done_when)
 
     report = {
         "input": os.path.basename(path), "mb": round(mb, 2), "transcripts": lines,
         "seed": args.seed, "repeat": args.repeat,
         "baseline": {"seconds": round(base, 3), "mb_per_s": round(base_rate, 2),
                      "what": "orjson.loads + orjson.dumps of every line, in one process"},
-        "stages": results,
+        "stages": results, "done_when": done_when,
         "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -65,13 +65,15 @@ class Env:
 class Context:
     """An :class:`Env`, the settings of ``config_path`` (loaded on first use, then kept) and
     the per-document model rule. ``reports``: whether anything reads the stages' reports (a
-    stage may skip costly measurements when not)."""
+    stage may skip costly measurements when not); ``json_reports``: whether their JSON is
+    (``--report``, ``run``), not only the line on stderr."""
 
     def __init__(self, env: Env, config_path: str | None = None, *, settings: Settings | None = None,
                  reports: bool = True):
         self.env = env
         self.config_path = config_path
         self.reports = reports
+        self.json_reports = True
         self._settings = settings
         self._budgets: dict = {}
 

@@ -42,8 +42,18 @@ class _Result:
         self.name = name
         self.args = args
         self.chars = f"{len(content):,}"
-        self.lines = content.count("\n") + 1 if content.strip() else 0
         self.content = content
+        if not isinstance(content, str):
+            _ = self.lines  # Hermes counts lines first: a content without .strip() fails here
+
+    @property
+    def lines(self) -> int:
+        """Lines of output (counted only for the tools whose stub says it, and for a content
+        that is no string)."""
+        content = self.content
+        if not isinstance(content, str):
+            return content.count("\n") + 1 if content.strip() else 0
+        return content.count("\n") + 1 if content and not content.isspace() else 0
 
 
 def _terminal(r: _Result) -> str:

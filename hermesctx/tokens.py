@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, part_type
@@ -61,26 +61,71 @@ def _shadow(msg: dict) -> dict:
     return shadow
 
 
-_LONG_TEXT = 2048  # a content string longer than this is measured without printing it
-# bytes.translate(None, delete) tables: what is left is the control characters repr writes as
-# \xNN, or the characters repr writes with one backslash more (\n \r \t \\)
-_NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\n\r\t")
-_NOT_ESCAPED = bytes(b for b in range(256) if b not in b"\n\r\t\\")
+_SHORT_TEXT = 48  # a string at most this long is measured by printing it (cheaper than counting)
+# bytes.translate(None, _UNREMARKABLE) keeps only the bytes that change the printed length of an
+# ASCII string: the ones repr writes with a backslash more (\n \r \t \\), the quotes that decide
+# the quoting, and the control characters repr writes as \xNN
+_REMARKABLE = b"\n\r\t\\'\"" + bytes(range(0x20)) + b"\x7f"
+_UNREMARKABLE = bytes(b for b in range(256) if b not in _REMARKABLE)
+_ESCAPED_TWICE = b"\n\r\t\\"
+_QUOTES = b"'\""
 
 
 def message_chars(msg: Any) -> int:
-    """Length of the printed form Hermes measures for one message: ``len(str(msg))``.
+    """Length of the printed form Hermes measures for one message: ``len(str(msg))``, counted
+    by :func:`printed_len` without printing."""
+    return message_size(msg)[0]
 
-    A long string content (tool output, a pasted file) is measured by :func:`repr_len` instead
-    of being printed: the same number, without copying the text."""
+
+def message_size(msg: Any) -> tuple[int, int]:
+    """``(message_chars(msg), image_count(msg))``: what the request estimate needs of one
+    message, in one look at its content."""
     if not isinstance(msg, dict):
-        return len(str(msg))
-    if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(msg.get("content")):
-        msg = _shadow(msg)
+        return printed_len(msg), 0
     content = msg.get("content")
-    if isinstance(content, str) and len(content) > _LONG_TEXT:
-        return len(str({**msg, "content": ""})) - 2 + repr_len(content)
-    return len(str(msg))
+    if type(content) is str and "_anthropic_content_blocks" not in msg:
+        return printed_len(msg), 0  # the usual message: no image anywhere
+    if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(content):
+        return printed_len(_shadow(msg)), image_count(msg)
+    return printed_len(msg), 0
+
+
+def printed_len(value: Any) -> int:
+    """``len(str(value))`` of a parsed JSON value, counted without building the text: Python
+    prints a dict as ``{k: v, ...}`` and a list as ``[v, ...]`` (", " and ": " between), every
+    string inside them by its repr (:func:`repr_len`), numbers, booleans and None as ``str``
+    does. Other values (not from JSON) are printed."""
+    return len(value) if type(value) is str else _repr_form_len(value)
+
+
+def _repr_form_len(value: Any) -> int:
+    """``len(repr(value))`` of a JSON value (the form it has inside a printed container)."""
+    kind = type(value)
+    if kind is str:
+        return len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value)
+    if kind is dict:
+        total = 4 * len(value) or 2  # braces + ": " per item + ", " between items
+        for key in value:
+            total += len(repr(key)) if type(key) is str and len(key) <= _SHORT_TEXT else _repr_form_len(key)
+        items = value.values()
+    elif kind is list:
+        total = 2 * len(value) or 2  # brackets + ", " between items
+        items = value
+    elif kind is bool:
+        return 4 if value else 5
+    elif value is None:
+        return 4
+    elif kind is float:
+        return len(repr(value))
+    else:
+        return len(str(value))
+    for item in items:
+        # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
+        if type(item) is str:
+            total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+        else:
+            total += _repr_form_len(item)
+    return total
 
 
 def repr_len(text: str) -> int:
@@ -88,12 +133,15 @@ def repr_len(text: str) -> int:
     (double quotes when it holds a ' and no "), doubles backslashes and the escaped quote, writes
     tab, newline and carriage return as two characters, keeps every other printable character
     and escapes the rest (that rare case is measured by printing it)."""
-    if text.isascii():  # the usual tool output: two C passes over its bytes
-        raw = text.encode("ascii")
-        if raw.translate(None, _NOT_CONTROL):
-            return len(repr(text))
-        quotes = text.count("'") if "'" in text and '"' in text else 0
-        return len(text) + 2 + len(raw.translate(None, _NOT_ESCAPED)) + quotes
+    if text.isascii():  # the usual tool output: one copy and one C pass over its bytes
+        kept = text.encode("ascii").translate(None, _UNREMARKABLE)
+        if not kept:
+            return len(text) + 2
+        if kept.translate(None, _ESCAPED_TWICE + _QUOTES):
+            return len(repr(text))  # a control character: \xNN
+        escaped = len(kept.translate(None, _QUOTES))
+        quotes = kept.count(b"'") if b"'" in kept and b'"' in kept else 0
+        return len(text) + 2 + escaped + quotes
     newlines, returns, tabs = text.count("\n"), text.count("\r"), text.count("\t")
     rest = text.replace("\n", "").replace("\r", "").replace("\t", "") if newlines or returns or tabs else text
     if not rest.isprintable():
@@ -127,34 +175,55 @@ def image_count(msg: Any) -> int:
     return count
 
 
-def rough_messages(messages: list) -> int:
-    """Hermes ``estimate_messages_tokens_rough``: one ceiling over the list, plus images."""
-    chars = 0
-    images = 0
+def rough_messages(messages: list, at_least: int | None = None) -> int:
+    """Hermes ``estimate_messages_tokens_rough``: one ceiling over the list, plus images.
+    ``at_least``: stop measuring once the count reaches it (it only grows): the answer is then
+    some figure >= ``at_least``, enough to compare with a minimum."""
+    if at_least is None:
+        return rough_of_sizes(map(message_size, messages))
+    chars = images = 0
     for msg in messages:
-        chars += message_chars(msg)
-        images += image_count(msg)
+        size, count = message_size(msg)
+        chars += size
+        images += count
+        if (chars + 3) // 4 + IMAGE_TOKENS * images >= at_least:
+            break
+    return (chars + 3) // 4 + IMAGE_TOKENS * images
+
+
+def rough_of_sizes(sizes: Iterable[tuple[int, int]]) -> int:
+    """:func:`rough_messages` from the :func:`message_size` of each message."""
+    chars = images = 0
+    for size in sizes:
+        chars += size[0]
+        images += size[1]
     return (chars + 3) // 4 + IMAGE_TOKENS * images
 
 
 def rough_before_after(before: list, after: list) -> tuple[int, int]:
     """:func:`rough_messages` of a stage's input and output. A stage hands back the messages it
-    did not change as the same objects: each of those is measured once, not twice."""
-    measured: dict[int, tuple[int, int]] = {}
+    did not change as the same objects: only the input and what changed are measured."""
+    sizes = {id(msg): message_size(msg) for msg in before}
+    measured = [sizes[id(msg)] for msg in before]  # (the same object twice in a list: once)
+    return rough_of_sizes(measured), rough_of_sizes(
+        sizes.get(id(msg)) or message_size(msg) for msg in after)
 
-    def rough(messages: list, remember: bool) -> int:
-        chars = images = 0
-        for msg in messages:
-            size = measured.get(id(msg)) if not remember else None
-            if size is None:
-                size = message_chars(msg), image_count(msg)
-                if remember:
-                    measured[id(msg)] = size
-            chars += size[0]
-            images += size[1]
-        return (chars + 3) // 4 + IMAGE_TOKENS * images
 
-    return rough(before, True), rough(after, False)
+def rough_saved(before: list, after: list) -> int:
+    """About how many rough tokens a stage removed, measured on the messages it changed only:
+    a stage that replaces messages in place (``after[i] is before[i]`` where it changed
+    nothing) costs one look per unchanged message. Lists of different lengths are measured
+    whole. Each side's figure is its own chars // 4 (+ images), so it may differ by one from
+    the difference of the two :func:`rough_messages`."""
+    if len(before) != len(after):
+        return rough_messages(before) - rough_messages(after)
+    chars = images = 0
+    for old, new in zip(before, after):
+        if old is not new:
+            was, now = message_size(old), message_size(new)
+            chars += was[0] - now[0]
+            images += was[1] - now[1]
+    return chars // 4 + IMAGE_TOKENS * images
 
 
 def rough_tools(tools: Any) -> int:
@@ -180,9 +249,12 @@ def rough_tools(tools: Any) -> int:
     return (chars + 3) // 4
 
 
-def rough_request(messages: list, *, system_prompt: str = "", tools: Any = None) -> int:
-    """Hermes ``estimate_request_tokens_rough``: three separately rounded parts."""
-    return rough_text(system_prompt) + rough_messages(messages) + rough_tools(tools)
+def rough_request(messages: list, *, system_prompt: str = "", tools: Any = None,
+                  at_least: int | None = None) -> int:
+    """Hermes ``estimate_request_tokens_rough``: three separately rounded parts (``at_least``:
+    see :func:`rough_messages`)."""
+    fixed = rough_text(system_prompt) + rough_tools(tools)
+    return fixed + rough_messages(messages, None if at_least is None else at_least - fixed)
 
 
 # --- the tail-walk estimator --------------------------------------------------------------
@@ -234,13 +306,8 @@ def tail_tokens(msg: dict) -> int:
 
 
 def _call_chars(call: dict) -> int:
-    """``len(str(call))``; long ``function.arguments`` (a file being written) measured by
-    :func:`repr_len` rather than printed."""
-    fn = call.get("function")
-    args = fn.get("arguments") if isinstance(fn, dict) else None
-    if isinstance(args, str) and len(args) > _LONG_TEXT:
-        return len(str({**call, "function": {**fn, "arguments": ""}})) - 2 + repr_len(args)
-    return len(str(call))
+    """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed."""
+    return printed_len(call)
 
 
 # --- exact counting ------------------------------------------------------------------------

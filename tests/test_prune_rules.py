@@ -144,8 +144,13 @@ def test_cli_tool_heavy_snapshot(snapshot):
     r = invoke(["prune", "--protect-last-n", "3", "--tail-tokens", "0",
                 str(FIXTURES / "prune" / "tool-heavy.json")])
     assert r.status == 0, r.stderr
-    assert r.stderr.strip() == "pruned 4 tool results (0 duplicates), 1 arguments truncated; ~2,022 -> ~781 tokens"
+    # the default line measures only the rewritten messages; --report measures both transcripts
+    assert r.stderr.strip() == "pruned 4 tool results (0 duplicates), 1 arguments truncated; ~1,240 tokens saved"
     assert r.json == snapshot
+    reported = invoke(["prune", "--protect-last-n", "3", "--tail-tokens", "0", "--report", "-",
+                       str(FIXTURES / "prune" / "tool-heavy.json")])
+    report = json.loads(reported.stderr)
+    assert (report["tokens_before"], report["tokens_after"], report["tokens_saved"]) == (2022, 781, 1240)
 
 
 def test_cli_dry_run_report_file(tmp_path):
@@ -205,4 +210,23 @@ def test_describe_without_measurement():
     doc = [{"role": "user", "content": "hi"}]
     _, report = prune(doc, measure=False)
     assert report["tokens_before"] is None and report["tokens_after"] is None
+    assert report["tokens_saved"] is None
     assert describe(report) == "pruned 0 tool results (0 duplicates), 0 arguments truncated"
+
+
+def test_tokens_saved_measured_on_the_changed_messages_agrees_with_the_totals():
+    doc = {"messages": TOOL_HEAVY}
+    _, changed = prune(doc, protect_last_n=0, tail_tokens=0, measure="changed")
+    _, full = prune(doc, protect_last_n=0, tail_tokens=0)
+    assert changed["tokens_before"] is None
+    assert changed["tokens_saved"] == full["tokens_saved"]
+    assert abs(full["tokens_saved"] - (full["tokens_before"] - full["tokens_after"])) <= 1
+
+
+@pytest.mark.parametrize("name", ["process", "terminal", "read_file", "my_tool"])
+def test_a_stub_of_a_content_that_is_no_string_is_the_fallback_for_every_tool(name):
+    """Hermes counts the output's lines before it looks at the tool: a list content fails there
+    for every tool (the line count is otherwise computed only for the tools that print it)."""
+    from hermesctx.stubs import summarize_tool_result
+
+    assert summarize_tool_result(name, '{"action": "poll"}', ["x"]) == f"[{name}] (0 chars result)"

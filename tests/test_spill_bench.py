@@ -39,7 +39,9 @@ def test_runner_writes_its_report(tmp_path):
     stages = {s["stage"]: s for s in report["stages"]}
     assert set(stages) == {"spill", "sanitize"}
     for stage in stages.values():
-        assert stage["exit"] == 0 and stage["ratio"] > 0 and stage["target"] == 0.5
+        assert stage["exit"] == 0 and stage["ratio"] > 0
+    assert stages["sanitize"]["target"] == 0.8 and stages["spill"]["target"] is None
+    assert "Done when" in proc.stdout and report["done_when"]
     assert "spill" in proc.stdout and "MB/s" in proc.stdout
 
 
@@ -56,3 +58,23 @@ def test_io_fast_path_still_exact():
     for _ in range(500):
         value = value[0]
     assert value == 100.0
+
+
+def test_done_when_table_reads_the_stages_and_the_startup_report(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import run
+    finally:
+        sys.path.pop(0)
+    (tmp_path / "startup.json").write_text(json.dumps({"cases": [
+        {"case": "--help", "ratio": 1.2, "target": 1.5, "exit": 0},
+        {"case": "prune", "ratio": 2.1, "target": 2.5, "exit": 0},
+        {"case": "spill", "ratio": 2.7, "target": 2.5, "exit": 0}]}))
+    stages = [{"stage": "prune", "ratio": 0.6, "target": 0.5, "exit": 0, "peak_rss_mib": 30.0},
+              {"stage": "sanitize", "ratio": 0.7, "target": 0.8, "exit": 0, "peak_rss_mib": 30.0}]
+    rows = {r["source"]: r for r in run.done_when_rows(stages, str(tmp_path))}
+    assert (rows["startup:--help"]["value"], rows["startup:--help"]["ok"]) == (1.2, True)
+    assert rows["startup:commands"]["case"] == "spill" and rows["startup:commands"]["ok"] is False
+    assert rows["stage:prune"]["ok"] is True and rows["stage:sanitize"]["ok"] is False
+    assert rows["stage:cache-mark"]["value"] is None and rows["summary_scale"]["value"] is None
+    assert len(rows) == len(run.DONE_WHEN)

@@ -125,3 +125,45 @@ def test_tail_estimate_of_a_call_with_long_arguments_is_its_printed_length(args)
     call = {"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": args}}
     msg = {"role": "assistant", "content": "", "tool_calls": [call, "odd"]}
     assert tokens.tail_tokens(msg) == 10 + len(str(call)) // 4
+
+
+_JSON_TEXT = st.text(alphabet=st.one_of(st.characters(), st.sampled_from("'\"\\\n\r\t\x7f\x00\x1b é日😀\u2028")))
+_JSON_LEAF = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(min_value=-(10 ** 80), max_value=10 ** 80),
+    st.floats(allow_nan=False), st.floats(), _JSON_TEXT, st.text(alphabet="ab '\"\\\n", min_size=40, max_size=400))
+_JSON_VALUE = st.recursive(_JSON_LEAF, lambda inner: st.one_of(
+    st.lists(inner, max_size=6), st.dictionaries(_JSON_TEXT, inner, max_size=6)), max_leaves=40)
+
+
+@given(_JSON_VALUE)
+def test_printed_len_is_the_length_of_the_printed_form(value):
+    """The arithmetic measure equals Hermes's ``len(str(x))`` on any JSON value: nested objects
+    and arrays, unicode and escapes, floats (inf and nan too), big integers, booleans, None."""
+    assert tokens.printed_len(value) == len(str(value))
+
+
+@given(st.dictionaries(st.sampled_from(["role", "content", "name", "tool_call_id", "tool_calls",
+                                        "_anthropic_content_blocks", "reasoning"]), _JSON_VALUE))
+def test_message_size_is_printed_length_and_images(msg):
+    chars, images = tokens.message_size(msg)
+    assert images == tokens.image_count(msg)
+    if "_anthropic_content_blocks" not in msg and not isinstance(msg.get("content"), (list, dict)):
+        assert chars == len(str(msg))
+
+
+def test_before_after_measures_each_input_message_once_and_only_the_changed_output():
+    same = {"role": "tool", "tool_call_id": "a", "content": "x" * 500}
+    old = {"role": "tool", "tool_call_id": "b", "content": "y" * 900}
+    new = {**old, "content": "[stub]"}
+    before, after = [same, old, same], [same, new, same]
+    assert tokens.rough_before_after(before, after) == (tokens.rough_messages(before),
+                                                        tokens.rough_messages(after))
+
+
+def test_rough_messages_at_least_stops_once_the_count_reaches_it():
+    msgs = [{"role": "user", "content": "x" * 4000} for _ in range(50)]
+    full = tokens.rough_messages(msgs)
+    assert tokens.rough_messages(msgs, at_least=full + 1) == full  # never reached: exact
+    short = tokens.rough_messages(msgs, at_least=2500)
+    assert 2500 <= short < full
+    assert tokens.rough_request(msgs, system_prompt="s" * 400, at_least=2500) >= 2500

@@ -353,3 +353,47 @@ def test_calls_that_are_no_list_never_crash_the_send_path(calls):  # found by ma
         return
     assert [m["content"] for m in out] == ["q", "a", "b"]  # not merged with a turn it cannot join
     assert out[1]["tool_calls"] == calls
+
+
+_CALL = st.fixed_dictionaries({"id": st.sampled_from(["a", "b", ""]), "type": st.just("function"),
+                               "function": st.just({"name": "f", "arguments": "{}"})},
+                              optional={"call_id": st.sampled_from(["a", "z"]), "extra_content": st.just({})})
+_PARTS = st.lists(st.one_of(st.just({"type": "text", "text": "hi"}), st.just({"type": "text", "text": " "}),
+                            st.just({"type": "image_url", "image_url": {"url": "x"}}), st.just("s"), st.just("")),
+                  max_size=3)
+_MESSAGE = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "system", "developer"]),
+                           "content": st.one_of(st.just("hello"), st.just(""), _PARTS)},
+                          optional={"_meta": st.just(1), "timestamp": st.just(2), "name": st.just("n")}),
+    st.fixed_dictionaries({"role": st.just("assistant"),
+                           "content": st.one_of(st.none(), st.just("ok"), st.just(""), _PARTS)},
+                          optional={"tool_calls": st.one_of(st.lists(_CALL, max_size=3), st.none(), st.just("odd")),
+                                    "reasoning": st.just("r"), "reasoning_content": st.just("r"),
+                                    "reasoning_details": st.just([{"type": "thinking"}]),
+                                    "finish_reason": st.just("verification_required")}),
+    st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": st.sampled_from(["a", "b", "", "z", None]),
+                           "content": st.one_of(st.just("out"), _PARTS)}),
+    st.just("not a message"),
+)
+
+
+@given(st.lists(_MESSAGE, max_size=8))
+def test_the_clean_check_answers_true_only_when_the_send_path_changes_nothing(messages):
+    """openai_unchanged is the shortcut of the send path: True means the full path gives the
+    very same messages back and counts nothing."""
+    counts: dict = {}
+    full = list(send.openai_messages(messages, counts))
+    if send.openai_unchanged(messages):
+        assert len(full) == len(messages) and all(a is b for a, b in zip(full, messages))
+        assert counts == {}
+    assert openai_request({"messages": messages}, {}) is not None
+
+
+def test_a_clean_transcript_is_given_back_as_the_same_object():
+    doc = {"model": "m", "messages": [
+        {"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "r"}, {"role": "assistant", "content": "done"}]}
+    assert send.openai_unchanged(doc["messages"])
+    assert openai_request(doc) is doc

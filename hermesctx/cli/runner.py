@@ -17,7 +17,8 @@ def get_env() -> Env:
     return root.obj
 
 
-def get_context(config_path: str | None = None, *, reports: bool = True) -> Context:
+def get_context(config_path: str | None = None, *, reports: bool = True,
+                json_reports: bool = True) -> Context:
     """The command's context: one per process and config file (its settings read once)."""
     env = get_env()
     key = ("hermesctx.context", config_path)
@@ -26,6 +27,7 @@ def get_context(config_path: str | None = None, *, reports: bool = True) -> Cont
     if found is None:
         found = root.meta[key] = Context(env, config_path)
     found.reports = reports
+    found.json_reports = json_reports
     return found
 
 
@@ -44,7 +46,8 @@ def run_stage(stage, params: dict) -> int:
     mode = params.pop("keep_going", None)
     keep_going = KeepGoing(mode) if mode else None
     formats = format_kwargs(params)
-    ctx = get_context(params.pop("config_path", None), reports=bool(io["report"]) or not env.quiet)
+    ctx = get_context(params.pop("config_path", None), reports=bool(io["report"]) or not env.quiet,
+                      json_reports=bool(io["report"]))
     fn = stage.build(options_from(stage.Options, params), ctx)
     transform_stream(env, io["input"], fn, jsonl=io["jsonl"], pretty=bool(io["pretty"]),
                      report=io["report"], describe=stage.describe, in_place=bool(io["in_place"]),

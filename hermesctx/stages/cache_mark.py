@@ -250,8 +250,10 @@ def _is_anthropic_body(doc: Any, messages: list) -> bool:
 
 
 def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str = SYSTEM_AND_3,
-               model: str | None = None) -> tuple[Any, dict]:
-    """The ``cache-mark`` stage: ``(new_doc, report)``."""
+               model: str | None = None, exact_prefix: bool = True) -> tuple[Any, dict]:
+    """The ``cache-mark`` stage: ``(new_doc, report)``. ``exact_prefix=False``: the prefix is
+    measured only as far as the model's minimum (enough for the warning; the report then has
+    no ``cached_prefix_tokens``): for a caller whose report goes nowhere but a human line."""
     if strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     messages = messages_of(doc)
@@ -270,8 +272,9 @@ def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str
               + (_tool_markers(out) if layout == "anthropic" else 0)}
     minimum = minimum_cacheable(model)
     if minimum and placed:
-        size = prefix_tokens(doc, messages, placed[-1])
-        report["cached_prefix_tokens"] = size
+        size = prefix_tokens(doc, messages, placed[-1], None if exact_prefix else minimum)
+        if exact_prefix:
+            report["cached_prefix_tokens"] = size
         report["minimum_cacheable_tokens"] = minimum
         if size < minimum:
             report["warning"] = (f"the cached prefix is ~{size:,} tokens, under the {minimum:,}-token "
@@ -287,15 +290,17 @@ def _system_text(system: Any) -> str:
     return ""
 
 
-def prefix_tokens(doc: Any, messages: list, last: Any) -> int:
+def prefix_tokens(doc: Any, messages: list, last: Any, at_least: int | None = None) -> int:
     """Rough size of the request prefix up to breakpoint ``last`` (a message index or
-    ``"system"``): tools, then the system prompt, then the messages, as the API caches them."""
+    ``"system"``): tools, then the system prompt, then the messages, as the API caches them
+    (``at_least``: see :func:`hermesctx.tokens.rough_messages`)."""
     system = doc.get("system") if isinstance(doc, dict) else None
     tools = doc.get("tools") if isinstance(doc, dict) else None
     if last == "tools":
         return tokens.rough_request([], tools=tools or None)
     prefix = [] if last == "system" else messages[:last + 1]
-    return tokens.rough_request(prefix, system_prompt=_system_text(system), tools=tools or None)
+    return tokens.rough_request(prefix, system_prompt=_system_text(system), tools=tools or None,
+                                at_least=at_least)
 
 
 def describe(report: dict) -> str:
@@ -427,8 +432,10 @@ def build(options: Options, ctx):
         for line in send.describe(wire):
             ctx.env.warn(line)
         own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
+        # the exact cached-prefix size is for the JSON reports; the line on stderr needs to
+        # know only whether the prefix is under the model's minimum
         out, rep = cache_mark(doc, ttl=ttl, native=bool(options.native), strategy=strategy,
-                              model=options.model or own)
+                              model=options.model or own, exact_prefix=ctx.json_reports)
         return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
 
     return run

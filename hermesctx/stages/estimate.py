@@ -51,13 +51,6 @@ def _role_key(msg: Any) -> str:
     return str(msg.get("role")) if isinstance(msg, dict) else NOT_A_MESSAGE
 
 
-def _roles(messages: list) -> dict[str, list]:
-    groups: dict[str, list] = {}
-    for msg in messages:
-        groups.setdefault(_role_key(msg), []).append(msg)
-    return groups
-
-
 def _tail(msg: Any) -> int | None:
     """The tail-walk figure (Hermes has none for an item that is not an object)."""
     return tokens.tail_tokens(msg) if isinstance(msg, dict) else None
@@ -73,19 +66,25 @@ def _odd_items(messages: list) -> list[str]:
 
 
 def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> dict:
-    system_msgs = [m for m in messages if _role(m) == "system"]
+    sizes = [tokens.message_size(m) for m in messages]  # each message measured once
+    groups: dict[str, list] = {}
+    for msg, size in zip(messages, sizes):
+        groups.setdefault(_role_key(msg), []).append(size)
+    message_tokens = tokens.rough_of_sizes(sizes)
+    system_sizes = groups.get("system")
+    top_system, tool_tokens = tokens.rough_text(system), tokens.rough_tools(tools)
     counts = {
-        "system": tokens.rough_text(system) + (tokens.rough_messages(system_msgs) if system_msgs else 0),
-        "messages": tokens.rough_messages(messages),
-        "tools": tokens.rough_tools(tools),
-        "total": tokens.rough_request(messages, system_prompt=system, tools=tools),
-        "by_role": {role: tokens.rough_messages(group) for role, group in _roles(messages).items()},
+        "system": top_system + (tokens.rough_of_sizes(system_sizes) if system_sizes else 0),
+        "messages": message_tokens,
+        "tools": tool_tokens,
+        "total": top_system + message_tokens + tool_tokens,  # tokens.rough_request, in parts
+        "by_role": {role: tokens.rough_of_sizes(group) for role, group in groups.items()},
     }
     if per_message:
         counts["per_message"] = [
-            {"index": i, "role": _role(m), "tokens": tokens.rough_messages([m]),
+            {"index": i, "role": _role(m), "tokens": tokens.rough_of_sizes([size]),
              "tail_tokens": _tail(m)}
-            for i, m in enumerate(messages)
+            for i, (m, size) in enumerate(zip(messages, sizes))
         ]
     return counts
 

@@ -21,7 +21,6 @@ from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
-    detect_format,
     messages_of,
     part_type,
     with_messages,
@@ -124,12 +123,45 @@ def _call_index(messages: list) -> dict:
     return index
 
 
-def _dedup_key(content: Any) -> bytes | None:
+def _dedup_key(content: Any) -> str | bytes | None:
     """Results are duplicates when their UTF-8 bytes are (lone surrogates replaced), as Hermes
-    compares them; the bytes themselves are the key, not a digest of them."""
-    if isinstance(content, str) and len(content) >= DEDUP_FLOOR:
-        return content.encode("utf-8", errors="replace")
-    return None
+    compares them; the key is the text itself when it is ASCII (no copy), else its bytes (as
+    text again when those came out ASCII, so equal bytes always give equal keys)."""
+    if not isinstance(content, str) or len(content) < DEDUP_FLOOR:
+        return None
+    if content.isascii():
+        return content
+    raw = content.encode("utf-8", errors="replace")
+    return raw.decode("ascii") if raw.isascii() else raw
+
+
+class _Seen:
+    """The results met so far, by length first: a result whose length no other has is never
+    hashed (hashing every large output cost more than comparing the few of equal length); a
+    length shared by many switches to a set."""
+
+    def __init__(self) -> None:
+        self._by_len: dict = {}
+
+    def again(self, content: Any) -> bool | None:
+        """True when an equal result was met before (this one is recorded otherwise); None
+        when ``content`` takes no part in deduplication."""
+        key = _dedup_key(content)
+        if key is None:
+            return None
+        bucket = self._by_len.get(len(key))
+        if bucket is None:
+            self._by_len[len(key)] = [key]
+            return False
+        if key in bucket:
+            return True
+        if type(bucket) is list and len(bucket) >= 8:
+            bucket = self._by_len[len(key)] = set(bucket)
+        if type(bucket) is set:
+            bucket.add(key)
+        else:
+            bucket.append(key)
+        return False
 
 
 def _stub_content(content: Any, name: Any, args: Any) -> Any:
@@ -157,20 +189,13 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     index = _call_index(messages)
 
-    seen: set = set()
+    seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
         msg = result[i]
-        if msg.get("role") != "tool":
-            continue
-        key = _dedup_key(msg.get("content") or "")
-        if key is None:
-            continue
-        if key in seen:
+        if msg.get("role") == "tool" and seen.again(msg.get("content") or ""):
             result[i] = {**msg, "content": DUPLICATE_TEXT}
             report["deduplicated"] += 1
             report["changes"].append({"index": i, "change": "deduplicated"})
-        else:
-            seen.add(key)
 
     # outside the tail: tool results become stubs, long call arguments are cut (one pass:
     # the two rules touch different messages)
@@ -253,26 +278,25 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
     index = {}
     for msg in messages:
         for _, block in _blocks(msg, "tool_use"):
-            index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"),
-                                                     json.dumps(block.get("input", {}), ensure_ascii=False))
+            # (the input is written as JSON only for a result that gets a stub)
+            index[_hashable(block.get("id", ""))] = (block.get("name", "unknown"), block.get("input", {}))
 
-    seen: set = set()
+    seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
         for j, block in reversed(list(_blocks(result[i], "tool_result"))):
-            key = _dedup_key(block.get("content") or "")
-            if key is None:
-                continue
-            if key in seen:
+            if seen.again(block.get("content") or ""):
                 _replace_block(result, i, j, {**block, "content": DUPLICATE_TEXT})
                 report["deduplicated"] += 1
                 report["changes"].append({"index": i, "block": j, "change": "deduplicated"})
-            else:
-                seen.add(key)
 
     for i in range(max(boundary, 0)):
         for j, block in list(_blocks(result[i], "tool_result")):
-            name, args = index.get(_hashable(block.get("tool_use_id", "")), ("unknown", ""))
-            new = _stub_content(block.get("content", ""), name, args)
+            use = index.get(_hashable(block.get("tool_use_id", "")))
+            name, args = ("unknown", "") if use is None else use
+            content = block.get("content", "")
+            if use is not None and isinstance(content, str) and len(content) > STUB_FLOOR:
+                args = json.dumps(args, ensure_ascii=False)
+            new = _stub_content(content, name, args)
             if new is not None:
                 _replace_block(result, i, j, {**block, "content": new})
                 report["stubbed"] += 1
@@ -333,11 +357,16 @@ def anthropic_blocks_apply(messages: list) -> bool:
     return has_blocks
 
 
+FULL = "full"  # measure=: tokens before and after (and saved)
+CHANGED = "changed"  # measure=: tokens saved, measured on the changed messages only
+
+
 def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
-          measure: bool = True) -> tuple[Any, dict]:
-    """The ``prune`` stage on a document: ``(new_doc, report)`` with rough tokens before/after
-    (None with ``measure=False``: measuring costs more than pruning, and a caller whose report
-    goes nowhere can skip it)."""
+          measure: bool | str = FULL) -> tuple[Any, dict]:
+    """The ``prune`` stage on a document: ``(new_doc, report)``. ``measure``: ``"full"`` (or
+    True) gives rough tokens before/after the whole transcript and saved; ``"changed"`` only
+    the tokens saved, measured on the rewritten messages (the default report line: measuring
+    the whole input costs more than pruning it); False nothing (None)."""
     messages = messages_of(doc)
     check_messages(messages)
     if protect_last_n < 0:
@@ -345,9 +374,11 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
 
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
     new, report = prune_messages(messages, protect_tail_count=protect_last_n,
-                                 protect_tail_tokens=tail_tokens, fmt=detect_format(messages))
+                                 protect_tail_tokens=tail_tokens)
+    full = measure is True or measure == FULL
     report["tokens_before"], report["tokens_after"] = (
-        tokens.rough_before_after(messages, new) if measure else (None, None))
+        tokens.rough_before_after(messages, new) if full else (None, None))
+    report["tokens_saved"] = tokens.rough_saved(messages, new) if measure else None
     report["protect_last_n"] = protect_last_n
     report["tail_tokens"] = tail_tokens
     return with_messages(doc, new), report
@@ -357,9 +388,11 @@ def describe(report: dict) -> str:
     verb = "would prune" if report.get("dry_run") else "pruned"
     line = (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
             f"{report['args_truncated']} arguments truncated")
-    if report.get("tokens_before") is None:
-        return line
-    return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+    if report.get("tokens_before") is not None:
+        return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+    if report.get("tokens_saved") is not None:
+        return f"{line}; ~{report['tokens_saved']:,} tokens saved"
+    return line
 
 
 _VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "truncate arguments"}
@@ -381,8 +414,10 @@ class Options(BudgetOptions):
 
 
 def build(options: Options, ctx):
-    """The stage as a function of one document, ``doc -> (doc, report)``. The report's token
-    counts cost more than the pruning: skipped when nothing reads the reports."""
+    """The stage as a function of one document, ``doc -> (doc, report)``. Measuring the whole
+    transcript costs more than pruning it: the totals only when the JSON reports are read
+    (``--report``, ``run``), the tokens saved on the changed messages for the line on stderr,
+    nothing when nothing reads the reports."""
     settings = ctx.settings_with(flags(options))
     last_n = options.protect_last_n
     if last_n is None:
@@ -392,7 +427,8 @@ def build(options: Options, ctx):
         budget = options.tail_tokens
         if budget is None:
             budget = ctx.budgets(settings, doc)[0].tail_token_budget
-        new, rep = prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=ctx.reports)
+        measure = FULL if ctx.json_reports else ctx.reports and CHANGED
+        new, rep = prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=measure)
         if options.dry_run:
             for change in rep["changes"]:
                 block = f" block {change['block']}" if "block" in change else ""

@@ -132,8 +132,58 @@ def openai_request(doc: Any, counts: dict | None = None) -> Any:
     messages = _message_list(doc)
     if messages is None:
         return doc
-    return _rebuilt(doc, messages, list(openai_messages(messages, counts)), OPENAI_REQUEST_KEYS,
-                    counts)
+    out = messages if openai_unchanged(messages) else list(openai_messages(messages, counts))
+    return _rebuilt(doc, messages, out, OPENAI_REQUEST_KEYS, counts)
+
+
+# the keys of a message that needs nothing of the send path (any other key is looked at)
+_PLAIN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "refusal"})
+
+
+def openai_unchanged(messages: list) -> bool:
+    """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
+    that answers True only when no rule applies (no internal key, no run of assistant or user
+    turns to merge, every result answering a call of its turn once, nothing empty), so the
+    usual clean transcript is not rebuilt. False sends the list through the full path."""
+    prev_role = None
+    known: set = set()
+    for msg in messages:
+        if type(msg) is not dict:
+            return False
+        role = msg.get("role")
+        if role == prev_role and role in ("assistant", "user"):
+            return False
+        prev_role = role
+        if not _PLAIN_KEYS.issuperset(msg):
+            for key in msg:
+                if key in _OPENAI_INTERNAL or key == "reasoning_details" or (
+                        isinstance(key, str) and key[:1] == "_"):
+                    return False
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if not isinstance(call_id, str) or call_id not in known:
+                return False
+            known.discard(call_id)
+        elif role == "assistant":
+            if _empty_assistant(msg):
+                return False
+            known = set()
+            calls = msg.get("tool_calls")
+            if isinstance(calls, list):
+                if not calls:
+                    return False
+                for call in calls:
+                    if isinstance(call, dict):
+                        if "call_id" in call or "response_item_id" in call or "extra_content" in call:
+                            return False
+                        if isinstance(call.get("id"), str):
+                            known.add(call["id"])
+        elif role == "user":
+            known = set()
+        content = msg.get("content")
+        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
+            return False
+    return True
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -304,7 +354,7 @@ def _openai_parts(parts: list, tool: bool, counts: dict) -> list:
             if kind == "text":
                 text = part.get("text")
                 drop = not isinstance(text, str) or not text.strip()
-            elif tool and kind in _IMAGE_PARTS:
+            elif tool and isinstance(kind, str) and kind in _IMAGE_PARTS:
                 replace = True
         elif isinstance(part, str):
             drop = not part.strip()
