@@ -1,28 +1,55 @@
-"""Transcript formats: detection, readers that turn each into OpenAI chat messages, writers back.
+"""Transcript formats: a registry of one module per format, detection, and the face callers use.
 
 Two kinds of input:
 
 * documents (``openai``, ``anthropic``, ``responses``, ``sharegpt``): a JSON document, or JSON
   Lines with one transcript per line;
 * session logs (``claude-code``, ``codex``): one JSONL *file* that is one transcript, one event
-  per line. They are told apart from a batch by the first line's shape.
+  per line (read in two passes by :mod:`hermesctx.formats._logs`). They are told apart from a
+  batch by the first line's shape.
 
-A session log is read twice: a first pass keeps only what decides which events belong to the
-transcript (the parent chain of the main thread, where the last compaction is), a second pass
-folds the events into messages and yields each as soon as it is complete. Memory holds the
-event ids and one turn, never the log or the transcript, so :func:`write_stream` converts a log
-of any size in bounded memory. A log read from a pipe is spooled to a temporary file.
+Each format module has the same face: ``NAME``, ``detect(value)``, ``read(doc, lost)`` (to
+OpenAI chat) and, when it can be written, ``write(openai_body, lost)``; its capabilities are read
+off the module (``LOG``: a session log; ``PLAIN``: commands work on its bodies as they are;
+``WRITABLE``: a ``--to`` target).
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
+from hermesctx.formats._common import (  # noqa: F401 (the face callers import from here)
+    ANTHROPIC,
+    AS_TEXT,
+    AUTO,
+    CLAUDE_CODE,
+    CODEX,
+    CONTAINERS,
+    OPENAI,
+    RESPONSES,
+    SHAREGPT,
+    Warn,
+    container_of,
+    describe_lost,
+    describe_value,
+    quiet,
+    server_side_text,
+    unwrap,
+)
+from hermesctx.formats._common import container_hint as _container_hint
+from hermesctx.formats._logs import (  # noqa: F401
+    LogReader,
+    LogStream,
+    Rest,
+    Twice,
+    fix_orphans,
+    tell,
+    write_stream,
+)
 from hermesctx.messages import (
     anthropic_body,
     check_convertible,
@@ -34,24 +61,10 @@ from hermesctx.messages import (
 )
 from hermesctx.messages import detect_format as _chat_format
 
-OPENAI = "openai"
-ANTHROPIC = "anthropic"
-RESPONSES = "responses"
-SHAREGPT = "sharegpt"
-CLAUDE_CODE = "claude-code"
-CODEX = "codex"
-AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
 LOG_FORMATS = (CLAUDE_CODE, CODEX)
 PLAIN = (OPENAI, ANTHROPIC)  # bodies every command works on as they are
 TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)
-
-Warn = Callable[[str], None]
-
-
-def _quiet(message: str) -> None:
-    pass
-
 
 @dataclass
 class FormatDocument(jsonio.Document):
@@ -130,74 +143,6 @@ def detect_quick(doc: Any, raw: bytes | None = None) -> str:
         return ANTHROPIC if anthropic_body(doc) else OPENAI
     return _chat_format(doc)
 
-
-# Keys under which agent logs keep a transcript's messages (SWE-agent / mini-swe-agent .traj
-# ``history``, tau-bench ``traj``, ``trajectory``), in the order they are tried.
-CONTAINERS = ("history", "traj", "trajectory")
-
-
-def _is_chat(value: Any) -> bool:
-    return (isinstance(value, list) and bool(value)
-            and all(isinstance(m, dict) for m in value) and any("role" in m for m in value))
-
-
-def container_of(doc: Any) -> str | None:
-    """The key of an object without ``messages`` that holds its chat messages, or None."""
-    if isinstance(doc, dict) and "messages" not in doc:
-        for key in CONTAINERS:
-            if _is_chat(doc.get(key)):
-                return key
-    return None
-
-
-def unwrap(doc: Any, lost: dict) -> Any:
-    """A container object (see :func:`container_of`) as an OpenAI body of its messages; what
-    else it held is counted in ``lost``. Anything else as it is."""
-    key = container_of(doc)
-    if key is None:
-        return doc
-    others = [k for k in doc if k != key]
-    if others:
-        lost[f"keys beside the {key!r} messages ({', '.join(others[:6])})"] = len(others)
-    return {"messages": doc[key]}
-
-
-def describe_value(value: Any) -> str:
-    """What a JSON value is, for an error: ``a JSON array of 200 objects with keys task_id,
-    reward, ...``."""
-    def keys(objects: list) -> str:
-        seen: list = []
-        for obj in objects[:50]:
-            for key in obj:
-                if key not in seen:
-                    seen.append(key)
-        shown = ", ".join(str(k) for k in seen[:6])
-        return f" with keys {shown}{', ...' if len(seen) > 6 else ''}" if seen else " with no keys"
-
-    if isinstance(value, dict):
-        return "an object" + keys([value])
-    if isinstance(value, list):
-        objects = [v for v in value if isinstance(v, dict)]
-        if objects and len(objects) == len(value):
-            return f"a JSON array of {len(value)} object{'s' * (len(value) != 1)}" + keys(objects)
-        kinds = sorted({type(v).__name__ for v in value})
-        return f"a JSON array of {len(value)} value{'s' * (len(value) != 1)} ({', '.join(kinds)})"
-    return f"a JSON {type(value).__name__}"
-
-
-def _container_hint(value: Any) -> str:
-    records = value if isinstance(value, list) else [value]
-    for record in records[:1]:
-        if not isinstance(record, dict):
-            continue
-        for key in CONTAINERS:
-            if key in record:
-                if _is_chat(record[key]):
-                    return (f"each record's {key!r} holds a transcript: "
-                            f"jq -c '.[].{key}' FILE | hermesctx ...")
-                return f"its {key!r} holds no chat messages (no role): nothing hermesctx reads"
-    return ('expected a JSON array of messages (objects with "role") or an object with a '
-            '"messages" array, or an agent log hermesctx reads (see --from)')
 
 
 # --- documents: to OpenAI and back ----------------------------------------------------------
@@ -320,55 +265,6 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     return send.request(result, out, {} if wire is None else wire)
 
 
-AS_TEXT = " (as text)"  # a ``lost`` key ending so: kept, but as text
-
-
-def server_side_text(item: dict) -> str:
-    """A server-side tool item or block (Responses ``web_search_call``, ``mcp_list_tools``;
-    Anthropic ``server_tool_use``, ``web_search_tool_result``, ...) as the text that keeps it
-    in a chat transcript: ``[server-side tool KIND] {json of the rest}``."""
-    import json
-
-    rest = {k: v for k, v in item.items() if k != "type"}
-    return f"[server-side tool {item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
-
-
-def describe_lost(lost: dict, target: str) -> list[str]:
-    return [f"{what[:-len(AS_TEXT)]}: {n} written as text in the {target} output"
-            if what.endswith(AS_TEXT) else f"{what}: {n} not kept in the {target} output"
-            for what, n in lost.items()]
-
-
-# --- session logs ----------------------------------------------------------------------------
-
-class LogReader:
-    """A session log reader: :meth:`scan` sees every event once (first pass), then
-    :meth:`messages` folds them again (second pass) and yields OpenAI messages in order.
-    :meth:`tail` (the document's keys after ``messages``) and :meth:`info` are complete once
-    the messages are exhausted."""
-
-    format = ""
-
-    def scan(self, events: Iterable[tuple[Any, str]]) -> None:
-        raise NotImplementedError
-
-    def messages(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
-        raise NotImplementedError
-
-    def tail(self) -> dict:
-        return {}
-
-    def info(self) -> dict:
-        raise NotImplementedError
-
-    def document(self, events: Callable[[], Iterable[tuple[Any, str]]]) -> dict:
-        """The whole transcript as one OpenAI body (both passes)."""
-        self.scan(events())
-        doc = {"messages": list(self.messages(events()))}
-        doc.update(self.tail())
-        return doc
-
-
 def log_reader(fmt: str, path: str | None = None, **kwargs: Any) -> LogReader:
     """``path``: the log's file, where a Claude Code reader finds the subagent files."""
     from hermesctx.formats import claude_code, codex
@@ -378,156 +274,10 @@ def log_reader(fmt: str, path: str | None = None, **kwargs: Any) -> LogReader:
     return codex.Reader(**kwargs)
 
 
-def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
-    """Yield ``messages`` with every tool result that does not follow its call (the call was
-    before a compaction boundary, or other messages came between) turned into user text, so
-    the transcript stays valid and the text is kept; ``seen`` collects the call ids,
-    ``counter[0]`` counts the results turned."""
-    from hermesctx.messages import content_text
-
-    open_calls: set = set()  # the calls of the assistant message the results now answer
-    for msg in messages:
-        role = msg.get("role")
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if call_id not in open_calls:
-                counter[0] += 1
-                where = "is earlier in" if call_id in seen else "is not in"
-                msg = {"role": "user", "content": f"[tool result for {call_id}, whose call {where} "
-                       f"this transcript]\n{content_text(msg.get('content'))}"}
-                open_calls = set()
-            yield msg
-            continue
-        open_calls = set()
-        for call in msg.get("tool_calls") or ():
-            if isinstance(call, dict):
-                seen.add(call.get("id"))
-                open_calls.add(call.get("id"))
-        yield msg
-
-
-class _Twice:
-    """The lines of a stream, readable twice: the stream itself when it can seek, else a
-    temporary file filled during the first pass."""
-
-    def __init__(self, head: list[bytes], stream: BinaryIO, start: int | None):
-        self.head, self.stream, self.start = head, stream, start
-        self.spool: BinaryIO | None = None
-
-    def first(self) -> Iterator[bytes]:
-        if self.start is None:
-            self.spool = tempfile.TemporaryFile(prefix="hermesctx-log-")
-            write = self.spool.write
-            for raw in self.head:
-                write(raw)
-                yield raw
-            for raw in self.stream:
-                write(raw)
-                yield raw
-        else:
-            yield from self.head
-            for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
-                yield raw
-
-    def second(self) -> Iterator[bytes]:
-        handle = self.spool if self.start is None else self.stream
-        assert handle is not None, "second pass before the first"
-        handle.seek(0 if self.start is None else self.start)
-        for raw in handle:  # noqa: UP028
-            yield raw
-
-    def close(self) -> None:
-        if self.spool is not None:
-            self.spool.close()
-            self.spool = None
-
-
-def _events(lines: Iterable[bytes], warn: Warn) -> Iterator[tuple[Any, str]]:
-    """``(event, "line N")`` for every non-blank line; a line that is not JSON is skipped with
-    a warning (the last one, cut off mid-line, says so)."""
-    line_no = 0
-    bad: tuple[int, bytes] | None = None
-    for raw in lines:
-        line_no += 1
-        if bad is not None:
-            warn(f"line {bad[0]}: not JSON; skipped")
-            bad = None
-        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if raw.isspace() or not raw:
-            continue
-        try:
-            value = jsonio.loads(raw)
-        except InputError:
-            bad = (line_no, raw)
-            continue
-        yield value, f"line {line_no}"
-    if bad is not None:
-        if bad[1].endswith(b"\n"):
-            warn(f"line {bad[0]}: not JSON; skipped")
-        else:
-            warn(f"line {bad[0]}: the log is cut off mid-line; the partial event was skipped")
-
-
-class LogStream:
-    """One session log being read: the two passes over its lines, the reader folding them."""
-
-    def __init__(self, fmt: str, lines: _Twice, warn: Warn, **kwargs: Any):
-        self.fmt = fmt
-        self.lines = lines
-        self.reader = log_reader(fmt, warn=warn, **kwargs)
-        self.warn = warn
-        self._scanned = False
-
-    def messages(self) -> Iterator[dict]:
-        if not self._scanned:
-            self.reader.scan(_events(self.lines.first(), _quiet))
-            self._scanned = True
-        try:
-            yield from self.reader.messages(_events(self.lines.second(), self.warn))
-        finally:
-            self.lines.close()
-
-    def tail(self) -> dict:
-        return self.reader.tail()
-
-    def info(self) -> dict:
-        return self.reader.info()
-
-    def document(self) -> dict:
-        doc = {"messages": list(self.messages())}
-        doc.update(self.tail())
-        return doc
-
-
-def _tell(stream: BinaryIO) -> int | None:
-    try:
-        return stream.tell() if stream.seekable() else None
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-class _Rest:
-    """A stream with its first lines given back (for :func:`jsonio.read_documents`)."""
-
-    def __init__(self, head: list[bytes], stream: BinaryIO):
-        self.head = head
-        self.stream = stream
-
-    def __iter__(self):
-        head, self.head = self.head, []
-        yield from head
-        for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
-            yield raw
-
-    def read(self, *args) -> bytes:
-        head, self.head = self.head, []
-        return b"".join(head) + self.stream.read()
-
 
 def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
-             warn: Warn = _quiet, include_sidechains: bool = False,
-             all_segments: bool = False) -> LogStream | _Rest | None:
+             warn: Warn = quiet, include_sidechains: bool = False,
+             all_segments: bool = False) -> LogStream | Rest | None:
     """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
     ``fmt`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None when
     ``jsonl`` is false: the stream is untouched)."""
@@ -538,8 +288,8 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
             raise UsageError(f"a {fmt} session log is JSON Lines: drop --no-jsonl")
         return None
     if fmt not in (AUTO, *LOG_FORMATS):
-        return _Rest([], stream)
-    start = _tell(stream)
+        return Rest([], stream)
+    start = tell(stream)
     head, first = jsonio.first_line(stream)
     log = fmt if fmt in LOG_FORMATS else None
     if log is None:
@@ -548,16 +298,17 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
         except InputError:
             log = None
     if log is None:
-        return _Rest(head, stream)
+        return Rest(head, stream)
     name = getattr(stream, "name", None)  # a file's path (stdin's is a number)
-    return LogStream(log, _Twice(head, stream, start), warn, path=name if isinstance(name, str) else None,
-                     include_sidechains=include_sidechains, all_segments=all_segments)
+    reader = log_reader(log, path=name if isinstance(name, str) else None, warn=warn,
+                        include_sidechains=include_sidechains, all_segments=all_segments)
+    return LogStream(reader, Twice(head, stream, start), warn)
 
 
 def read_documents(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
                    keep_raw: bool = False, include_sidechains: bool = False,
                    all_segments: bool = False, convert_documents: bool = True,
-                   warn: Warn = _quiet) -> Iterator[FormatDocument]:
+                   warn: Warn = quiet) -> Iterator[FormatDocument]:
     """Yield the transcripts of ``stream`` in format ``fmt`` (``auto``: detected).
 
     A session log gives one document (``line`` None) holding the whole log as OpenAI messages.
@@ -624,116 +375,3 @@ def _document(value: Any, found: str, index: int, line: int | None, raw: bytes |
     return FormatDocument(data, index, line, raw, info=info, record=record)
 
 
-# --- writing a transcript as it is read --------------------------------------------------------
-
-def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
-    """Messages grouped so no state of a writer crosses a group: each group is one message and
-    the tool results that follow it."""
-    chunk: list[dict] = []
-    for msg in messages:
-        if chunk and msg.get("role") != "tool":
-            yield chunk
-            chunk = []
-        chunk.append(msg)
-    if chunk:
-        yield chunk
-
-
-def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
-                 lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
-    """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
-    ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
-    ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
-    pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
-    (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
-    from hermesctx.formats import anthropic, sharegpt
-    from hermesctx.wire import send
-
-    wire = {} if wire is None else wire
-    keys: frozenset | None = None
-
-    chunks = _chunks(messages)
-    items: Iterator[Any]
-    system = None
-    if target == ANTHROPIC:
-        pending: list[list[dict]] = []
-        parts: list = []
-        for chunk in chunks:
-            if chunk[0].get("role") != "system":
-                pending.append(chunk)
-                break
-            parts.append(chunk[0].get("content"))
-            if len(chunk) > 1:  # tool results right after a system message
-                pending.append(chunk[1:])
-                break
-        state = send.AnthropicState()
-        if parts:
-            system = send.anthropic_system(anthropic.join_system(parts, lost), state, wire)
-
-        def convert(chunk: list[dict]) -> list:
-            return anthropic.to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
-
-        items = send.anthropic_messages(
-            (item for chunk in _chain(pending, chunks) for item in convert(chunk)), wire, state)
-        key = "messages"
-        keys = send.ANTHROPIC_REQUEST_KEYS
-    elif target == SHAREGPT:
-        names: dict = {}
-        items = (turn for chunk in chunks
-                 for turn in sharegpt.from_openai({"messages": chunk}, lost, names=names)["conversations"])
-        key = "conversations"
-    elif target == OPENAI:
-        items = send.openai_messages(messages, wire)
-        key = "messages"
-        keys = send.OPENAI_REQUEST_KEYS
-    else:
-        raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
-    write = out.write
-    if keys is not None:
-        whole_tail = tail
-
-        def tail() -> dict:
-            found = whole_tail()
-            extra = [k for k in found if k not in keys]
-            if extra:
-                send.bump(wire, send.RECORD_KEYS, len(extra))
-                return {k: v for k, v in found.items() if k in keys}
-            return found
-    if pretty:
-        write(b"{\n")
-        if system is not None:
-            write(b'  "system": ' + _dump(system, True).replace(b"\n", b"\n  ") + b",\n")
-        write(b'  "' + key.encode() + b'": [')
-        count = 0
-        for item in items:
-            write(b",\n    " if count else b"\n    ")
-            write(_dump(item, True).replace(b"\n", b"\n    "))
-            count += 1
-        write(b"\n  ]" if count else b"]")
-        for name, value in tail().items():
-            write(b",\n  " + _dump(name) + b": " + _dump(value, True).replace(b"\n", b"\n  "))
-        write(b"\n}\n")
-        return
-    write(b"{")
-    if system is not None:
-        write(b'"system":' + _dump(system) + b",")
-    write(b'"' + key.encode() + b'":[')
-    count = 0
-    for item in items:
-        if count:
-            write(b",")
-        write(_dump(item))
-        count += 1
-    write(b"]")
-    for name, value in tail().items():
-        write(b"," + _dump(name) + b":" + _dump(value))
-    write(b"}\n")
-
-
-def _dump(value: Any, pretty: bool = False) -> bytes:
-    return jsonio.dumps(value, pretty=pretty)[:-1]
-
-
-def _chain(*iterables: Iterable) -> Iterator:
-    for iterable in iterables:
-        yield from iterable

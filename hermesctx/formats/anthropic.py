@@ -10,13 +10,10 @@ import json
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import bump
 from hermesctx.messages import check_convertible
 
 _DATA_URL = "data:"
-
-
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
 
 
 def dumps_args(value: Any) -> str:
@@ -31,7 +28,7 @@ def loads_args(text: Any, lost: dict) -> Any:
     try:
         value = json.loads(text)
     except ValueError:
-        _bump(lost, "tool call arguments that are not JSON (kept under _raw)")
+        bump(lost, "tool call arguments that are not JSON (kept under _raw)")
         return {"_raw": text}
     return value if isinstance(value, dict) else {"_value": value}
 
@@ -84,7 +81,7 @@ def parts_to_openai(blocks: Any, lost: dict) -> Any:
         elif kind == "image":
             out.append(image_to_openai(block))
         else:
-            _bump(lost, f"{kind} blocks")
+            bump(lost, f"{kind} blocks")
             text = block.get("text") or block.get("content")
             if isinstance(text, str) and text:
                 out.append({"type": "text", "text": text})
@@ -108,7 +105,7 @@ def parts_to_anthropic(parts: Any, lost: dict) -> Any:
         elif part.get("type") in ("image_url", "input_image"):
             out.append(image_to_anthropic(part))
         else:
-            _bump(lost, f"{part.get('type')} content parts")
+            bump(lost, f"{part.get('type')} content parts")
     return out
 
 
@@ -149,14 +146,14 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
                 if block.get("data"):
                     signed.append({"type": "redacted_thinking", "data": block["data"]})
                 else:
-                    _bump(lost, "redacted thinking blocks")
+                    bump(lost, "redacted thinking blocks")
             elif is_server_block(kind):
-                from hermesctx.formats import AS_TEXT, server_side_text
+                from hermesctx.formats._common import AS_TEXT, server_side_text
 
                 texts.append(server_side_text(block))
-                _bump(lost, "server-side tool blocks" + AS_TEXT)
+                bump(lost, "server-side tool blocks" + AS_TEXT)
             else:
-                _bump(lost, f"{kind} blocks")
+                bump(lost, f"{kind} blocks")
         out: dict = {"role": "assistant",
                      "content": "\n".join(texts) if len(texts) != 0 else (None if calls else "")}
         if len(texts) > 1:
@@ -176,7 +173,7 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
             tool = {"role": "tool", "tool_call_id": block.get("tool_use_id", ""),
                     "content": parts_to_openai(result, lost) if isinstance(result, list) else result}
             if block.get("is_error"):
-                _bump(lost, "tool result is_error flags")
+                bump(lost, "tool result is_error flags")
             messages.append(tool)
         else:
             rest.append(block)
@@ -238,7 +235,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
         extra = set(msg) - {"role", "content", "tool_calls", "tool_call_id", "reasoning",
                             "reasoning_content", "reasoning_details"}
         for key in sorted(extra):
-            _bump(lost, f"message key {key!r}")
+            bump(lost, f"message key {key!r}")
         if role == "system" and leading:
             system_parts.append(content)
             continue
@@ -251,7 +248,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
             continue
         flush()
         if role == "system":
-            _bump(lost, "system messages after the first turn (sent as user text)")
+            bump(lost, "system messages after the first turn (sent as user text)")
             role = "user"
         if role == "assistant":
             blocks: list = _signed_thinking(msg.get("reasoning_details"))
@@ -266,7 +263,7 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
                 blocks.append({"type": "text", "text": content})
             for call in calls if isinstance(calls, list) else ():
                 if not isinstance(call, dict):
-                    _bump(lost, "tool calls that are not objects")
+                    bump(lost, "tool calls that are not objects")
                     continue
                 fn = call.get("function")
                 fn = fn if isinstance(fn, dict) else {}

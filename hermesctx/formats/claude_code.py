@@ -48,7 +48,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats import CLAUDE_CODE, LogReader, anthropic, fix_orphans
+from hermesctx.formats import anthropic
+from hermesctx.formats._common import CLAUDE_CODE
+from hermesctx.formats._logs import LogReader, events, fix_orphans
 from hermesctx.messages import is_lenient
 
 # events that are not part of the conversation: skipped without a warning
@@ -153,7 +155,7 @@ class _Inline:
 
 
 class Reader(LogReader):
-    format = CLAUDE_CODE
+    name = CLAUDE_CODE
 
     def __init__(self, *, include_sidechains: bool = False, all_segments: bool = False,
                  warn: Callable[[str], None] = lambda m: None, path: str | None = None,
@@ -478,7 +480,6 @@ class Reader(LogReader):
 
     def _agent_file(self, agent: str) -> list[dict]:
         """The transcript of subagent ``agent``, from its own file beside the session."""
-        from hermesctx.formats import _events
 
         name = f"agent-{agent}.jsonl"
         found = None
@@ -498,9 +499,9 @@ class Reader(LogReader):
         reader = Reader(warn=lambda m: self.warn(f"{found}: {m}"), subagent=True)
         try:
             with open(found, "rb") as handle:
-                reader.scan(_events(handle, lambda m: None))
+                reader.scan(events(handle, lambda m: None))
             with open(found, "rb") as handle:
-                out = list(reader.messages(_events(handle, reader.warn)))
+                out = list(reader.messages(events(handle, reader.warn)))
         except OSError as exc:
             self.subagents["missing"] += 1
             self.warn(f"cannot read subagent file {found}: {exc.strerror}")

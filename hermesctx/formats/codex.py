@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats import CODEX, LogReader, fix_orphans, responses
+from hermesctx.formats import responses
+from hermesctx.formats._common import CODEX
+from hermesctx.formats._logs import LogReader, fix_orphans
 
 LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")  # a tuple: unhashable input
 # response items that are Codex bookkeeping, not context
@@ -38,7 +40,7 @@ def looks_like(event: Any) -> bool:
 
 
 class Reader(LogReader):
-    format = CODEX
+    name = CODEX
 
     def __init__(self, *, all_segments: bool = False, warn: Callable[[str], None] = lambda m: None,
                  **_: Any):

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import bump
 from hermesctx.messages import part_type
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -30,10 +31,6 @@ SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mc
                           "mcp_approval_request", "mcp_approval_response"})
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
-
-
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
 
 
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "input_audio",
@@ -100,7 +97,7 @@ def _parts(content: Any, lost: dict) -> Any:
             parts.append({"type": "text", "text": part.get("refusal", "")})
         else:
             only_text = False
-            _bump(lost, f"{kind} message parts")
+            bump(lost, f"{kind} message parts")
     if only_text:
         return "\n".join(texts) if len(texts) <= 1 else parts
     return parts
@@ -157,7 +154,7 @@ class Folder:
             if text:
                 self._reasoning.append(text)
             if item.get("encrypted_content"):
-                _bump(self.lost, "encrypted reasoning items")
+                bump(self.lost, "encrypted reasoning items")
         elif kind in _CALLS:
             if kind == "function_call":
                 name, args = item.get("name", ""), item.get("arguments", "")
@@ -190,10 +187,10 @@ class Folder:
             if self._open is not None:
                 self._open = None
         elif kind in SERVER_ITEMS:
-            from hermesctx.formats import AS_TEXT, server_side_text
+            from hermesctx.formats._common import AS_TEXT, server_side_text
 
             self._server.append(server_side_text(item))
-            _bump(self.lost, "server-side tool items" + AS_TEXT)
+            bump(self.lost, "server-side tool items" + AS_TEXT)
             if self._open is not None:  # after the reply's text or calls: it ends the text
                 text = "\n".join(self._server)
                 self._server = []
@@ -203,9 +200,9 @@ class Folder:
                 else:
                     self._open["content"] = f"{content}\n\n{text}" if content else text
         elif kind == "compaction":
-            _bump(self.lost, "encrypted compaction items")
+            bump(self.lost, "encrypted compaction items")
         else:
-            _bump(self.lost, f"{kind} items")
+            bump(self.lost, f"{kind} items")
 
     def _attach_server(self, msg: dict) -> None:
         """Server-side items before an assistant reply open its text."""

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.formats._common import bump
 from hermesctx.messages import check_convertible, content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
@@ -23,10 +24,6 @@ _ALIASES = {"user": "user", "assistant": "assistant", "model": "assistant", "bot
 _THINK = re.compile(r"^\s*<think>\n?(.*?)\n?</think>\n?", re.S)
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
-
-
-def _bump(lost: dict, what: str, n: int = 1) -> None:
-    lost[what] = lost.get(what, 0) + n
 
 
 def is_sharegpt(doc: Any) -> bool:
@@ -74,7 +71,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
             if call is not None:
                 call.pop("_synthetic", None)
             else:
-                _bump(lost, "observations without a function_call before them (kept as user text)")
+                bump(lost, "observations without a function_call before them (kept as user text)")
                 messages.append({"role": "user", "content": value})
                 continue
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": value})
@@ -94,7 +91,7 @@ def to_openai(doc: dict, lost: dict) -> dict:
                 except ValueError:
                     data = None
                 if not isinstance(data, dict):
-                    _bump(lost, "unparseable <tool_call> blocks (kept as text)")
+                    bump(lost, "unparseable <tool_call> blocks (kept as text)")
                     continue
                 parsed.append(match.span())
                 calls.append(_call(data, turn_no, k))
@@ -161,7 +158,7 @@ def _function_calls(value: str, turn_no: int, lost: dict) -> list[dict] | None:
         data = None
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(i, dict) and "name" in i for i in items):
-        _bump(lost, "function_call turns that are not JSON calls (kept as text)")
+        bump(lost, "function_call turns that are not JSON calls (kept as text)")
         return None
     return [_call(item, turn_no, k) for k, item in enumerate(items)]
 
@@ -225,7 +222,7 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
             images = sum(1 for p in content if isinstance(p, dict)
                          and p.get("type") in ("image_url", "image", "input_image"))
             if images:
-                _bump(lost, "images", images)
+                bump(lost, "images", images)
         text = content_text(content)
         if role == "tool":
             call_id = msg.get("tool_call_id", "")
@@ -261,7 +258,7 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
     flush()
     unanswered = sum(1 for call_id in calls if call_id and call_id not in answered)
     if unanswered:
-        _bump(lost, "ids of tool calls without a result (ShareGPT calls carry none)", unanswered)
+        bump(lost, "ids of tool calls without a result (ShareGPT calls carry none)", unanswered)
     out: dict = {"conversations": turns}
     for key, value in doc.items():
         if key not in ("messages", "conversations"):

@@ -70,7 +70,7 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
 
 def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool) -> None:
     if verbose:
-        env.info(f"read as {log.fmt}")
+        env.info(f"read as {log.name}")
     counts, lost = Counts(), {}
     wire: dict = {}
     messages = log.messages()
@@ -81,7 +81,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
-    rep = counts.report(log.fmt, target, lost)
+    rep = counts.report(log.name, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
     _report(env, sink, jsonio.Document(None, 0, None), rep, verbose)

@@ -150,7 +150,7 @@ def _raw_lines(env, path, jsonl, log_check=False):
                 value = None
             if log_check and formats.detect_line(value) is not None:
                 yield "log"  # a session log: one transcript, read by the caller from here
-                yield formats._Rest([first], stream)
+                yield formats.Rest([first], stream)
                 return
         yield line_no, first
         for raw in stream:

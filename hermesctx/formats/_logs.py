@@ -1,0 +1,311 @@
+"""Session logs (Claude Code, Codex): one JSONL file that is one transcript, one event a line.
+
+A log is read twice: a first pass keeps only what decides which events belong to the
+transcript (the parent chain of the main thread, where the last compaction is), a second pass
+folds the events into messages and yields each as soon as it is complete. Memory holds the
+event ids and one turn, never the log or the transcript, so :func:`write_stream` converts a log
+of any size in bounded memory. A log read from a pipe is spooled to a temporary file.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO
+
+from hermesctx import jsonio
+from hermesctx.errors import InputError, UsageError
+from hermesctx.formats._common import ANTHROPIC, OPENAI, SHAREGPT, Warn, quiet
+
+
+class LogReader:
+    """A session log reader: :meth:`scan` sees every event once (first pass), then
+    :meth:`messages` folds them again (second pass) and yields OpenAI messages in order.
+    :meth:`tail` (the document's keys after ``messages``) and :meth:`info` are complete once
+    the messages are exhausted."""
+
+    name = ""  # the log's format
+
+    def scan(self, events: Iterable[tuple[Any, str]]) -> None:
+        raise NotImplementedError
+
+    def messages(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
+        raise NotImplementedError
+
+    def tail(self) -> dict:
+        return {}
+
+    def info(self) -> dict:
+        raise NotImplementedError
+
+    def document(self, events: Callable[[], Iterable[tuple[Any, str]]]) -> dict:
+        """The whole transcript as one OpenAI body (both passes)."""
+        self.scan(events())
+        doc = {"messages": list(self.messages(events()))}
+        doc.update(self.tail())
+        return doc
+
+
+
+def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
+    """Yield ``messages`` with every tool result that does not follow its call (the call was
+    before a compaction boundary, or other messages came between) turned into user text, so
+    the transcript stays valid and the text is kept; ``seen`` collects the call ids,
+    ``counter[0]`` counts the results turned."""
+    from hermesctx.messages import content_text
+
+    open_calls: set = set()  # the calls of the assistant message the results now answer
+    for msg in messages:
+        role = msg.get("role")
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if call_id not in open_calls:
+                counter[0] += 1
+                where = "is earlier in" if call_id in seen else "is not in"
+                msg = {"role": "user", "content": f"[tool result for {call_id}, whose call {where} "
+                       f"this transcript]\n{content_text(msg.get('content'))}"}
+                open_calls = set()
+            yield msg
+            continue
+        open_calls = set()
+        for call in msg.get("tool_calls") or ():
+            if isinstance(call, dict):
+                seen.add(call.get("id"))
+                open_calls.add(call.get("id"))
+        yield msg
+
+
+class Twice:
+    """The lines of a stream, readable twice: the stream itself when it can seek, else a
+    temporary file filled during the first pass."""
+
+    def __init__(self, head: list[bytes], stream: BinaryIO, start: int | None):
+        self.head, self.stream, self.start = head, stream, start
+        self.spool: BinaryIO | None = None
+
+    def first(self) -> Iterator[bytes]:
+        if self.start is None:
+            self.spool = tempfile.TemporaryFile(prefix="hermesctx-log-")
+            write = self.spool.write
+            for raw in self.head:
+                write(raw)
+                yield raw
+            for raw in self.stream:
+                write(raw)
+                yield raw
+        else:
+            yield from self.head
+            for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
+                yield raw
+
+    def second(self) -> Iterator[bytes]:
+        handle = self.spool if self.start is None else self.stream
+        assert handle is not None, "second pass before the first"
+        handle.seek(0 if self.start is None else self.start)
+        for raw in handle:  # noqa: UP028
+            yield raw
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+
+def events(lines: Iterable[bytes], warn: Warn) -> Iterator[tuple[Any, str]]:
+    """``(event, "line N")`` for every non-blank line; a line that is not JSON is skipped with
+    a warning (the last one, cut off mid-line, says so)."""
+    line_no = 0
+    bad: tuple[int, bytes] | None = None
+    for raw in lines:
+        line_no += 1
+        if bad is not None:
+            warn(f"line {bad[0]}: not JSON; skipped")
+            bad = None
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if raw.isspace() or not raw:
+            continue
+        try:
+            value = jsonio.loads(raw)
+        except InputError:
+            bad = (line_no, raw)
+            continue
+        yield value, f"line {line_no}"
+    if bad is not None:
+        if bad[1].endswith(b"\n"):
+            warn(f"line {bad[0]}: not JSON; skipped")
+        else:
+            warn(f"line {bad[0]}: the log is cut off mid-line; the partial event was skipped")
+
+
+class LogStream:
+    """One session log being read: the two passes over its lines, the reader folding them."""
+
+    def __init__(self, reader: LogReader, lines: Twice, warn: Warn):
+        self.name = reader.name  # the log's format
+        self.lines = lines
+        self.reader = reader
+        self.warn = warn
+        self._scanned = False
+
+    def messages(self) -> Iterator[dict]:
+        if not self._scanned:
+            self.reader.scan(events(self.lines.first(), quiet))
+            self._scanned = True
+        try:
+            yield from self.reader.messages(events(self.lines.second(), self.warn))
+        finally:
+            self.lines.close()
+
+    def tail(self) -> dict:
+        return self.reader.tail()
+
+    def info(self) -> dict:
+        return self.reader.info()
+
+    def document(self) -> dict:
+        doc = {"messages": list(self.messages())}
+        doc.update(self.tail())
+        return doc
+
+
+def tell(stream: BinaryIO) -> int | None:
+    try:
+        return stream.tell() if stream.seekable() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class Rest:
+    """A stream with its first lines given back (for :func:`jsonio.read_documents`)."""
+
+    def __init__(self, head: list[bytes], stream: BinaryIO):
+        self.head = head
+        self.stream = stream
+
+    def __iter__(self):
+        head, self.head = self.head, []
+        yield from head
+        for raw in self.stream:  # noqa: UP028 (`yield from` would close the stream early)
+            yield raw
+
+    def read(self, *args) -> bytes:
+        head, self.head = self.head, []
+        return b"".join(head) + self.stream.read()
+
+
+
+# --- writing a transcript as it is read --------------------------------------------------------
+
+def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
+    """Messages grouped so no state of a writer crosses a group: each group is one message and
+    the tool results that follow it."""
+    chunk: list[dict] = []
+    for msg in messages:
+        if chunk and msg.get("role") != "tool":
+            yield chunk
+            chunk = []
+        chunk.append(msg)
+    if chunk:
+        yield chunk
+
+
+def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
+                 lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
+    """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
+    ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
+    ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
+    pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
+    (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
+    from hermesctx.formats import anthropic, sharegpt
+    from hermesctx.wire import send
+
+    wire = {} if wire is None else wire
+    keys: frozenset | None = None
+
+    chunks = _chunks(messages)
+    items: Iterator[Any]
+    system = None
+    if target == ANTHROPIC:
+        pending: list[list[dict]] = []
+        parts: list = []
+        for chunk in chunks:
+            if chunk[0].get("role") != "system":
+                pending.append(chunk)
+                break
+            parts.append(chunk[0].get("content"))
+            if len(chunk) > 1:  # tool results right after a system message
+                pending.append(chunk[1:])
+                break
+        state = send.AnthropicState()
+        if parts:
+            system = send.anthropic_system(anthropic.join_system(parts, lost), state, wire)
+
+        def convert(chunk: list[dict]) -> list:
+            return anthropic.to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
+
+        items = send.anthropic_messages(
+            (item for chunk in _chain(pending, chunks) for item in convert(chunk)), wire, state)
+        key = "messages"
+        keys = send.ANTHROPIC_REQUEST_KEYS
+    elif target == SHAREGPT:
+        names: dict = {}
+        items = (turn for chunk in chunks
+                 for turn in sharegpt.from_openai({"messages": chunk}, lost, names=names)["conversations"])
+        key = "conversations"
+    elif target == OPENAI:
+        items = send.openai_messages(messages, wire)
+        key = "messages"
+        keys = send.OPENAI_REQUEST_KEYS
+    else:
+        raise UsageError(f"cannot write format {target!r}", hint=f"one of {OPENAI}, {ANTHROPIC}, {SHAREGPT}")
+    write = out.write
+    if keys is not None:
+        whole_tail = tail
+
+        def tail() -> dict:
+            found = whole_tail()
+            extra = [k for k in found if k not in keys]
+            if extra:
+                send.bump(wire, send.RECORD_KEYS, len(extra))
+                return {k: v for k, v in found.items() if k in keys}
+            return found
+    if pretty:
+        write(b"{\n")
+        if system is not None:
+            write(b'  "system": ' + _dump(system, True).replace(b"\n", b"\n  ") + b",\n")
+        write(b'  "' + key.encode() + b'": [')
+        count = 0
+        for item in items:
+            write(b",\n    " if count else b"\n    ")
+            write(_dump(item, True).replace(b"\n", b"\n    "))
+            count += 1
+        write(b"\n  ]" if count else b"]")
+        for name, value in tail().items():
+            write(b",\n  " + _dump(name) + b": " + _dump(value, True).replace(b"\n", b"\n  "))
+        write(b"\n}\n")
+        return
+    write(b"{")
+    if system is not None:
+        write(b'"system":' + _dump(system) + b",")
+    write(b'"' + key.encode() + b'":[')
+    count = 0
+    for item in items:
+        if count:
+            write(b",")
+        write(_dump(item))
+        count += 1
+    write(b"]")
+    for name, value in tail().items():
+        write(b"," + _dump(name) + b":" + _dump(value))
+    write(b"}\n")
+
+
+def _dump(value: Any, pretty: bool = False) -> bytes:
+    return jsonio.dumps(value, pretty=pretty)[:-1]
+
+
+def _chain(*iterables: Iterable) -> Iterator:
+    for iterable in iterables:
+        yield from iterable
+
