@@ -16,7 +16,7 @@ off the module (``LOG``: a session log; ``PLAIN``: commands work on its bodies a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -48,8 +48,8 @@ from hermesctx.formats._logs import (  # noqa: F401
     Twice,
     fix_orphans,
     tell,
-    write_stream,
 )
+from hermesctx.formats._logs import write_stream as _write_stream
 from hermesctx.messages import (
     anthropic_body,
     check_convertible,
@@ -61,10 +61,31 @@ from hermesctx.messages import (
 )
 from hermesctx.messages import detect_format as _chat_format
 
-FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
-LOG_FORMATS = (CLAUDE_CODE, CODEX)
-PLAIN = (OPENAI, ANTHROPIC)  # bodies every command works on as they are
-TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)
+# name -> module, in the order ``--from`` lists them; a module is imported when first used
+_MODULES = {OPENAI: "openai", ANTHROPIC: "anthropic", RESPONSES: "responses",
+            SHAREGPT: "sharegpt", CLAUDE_CODE: "claude_code", CODEX: "codex"}
+FORMATS = tuple(_MODULES)
+LOG_FORMATS = (CLAUDE_CODE, CODEX)  # = the modules with LOG
+PLAIN = (OPENAI, ANTHROPIC)  # = the modules with PLAIN: bodies every command works on as they are
+TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)  # = the modules with WRITABLE
+
+
+def module(name: str) -> Any:
+    """The module of format ``name`` (its face: NAME, LOG, PLAIN, WRITABLE, detect, read,
+    write and stream for the writable ones)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"hermesctx.formats.{_MODULES[name]}")
+    except KeyError:
+        raise InputError(f"unknown format {name!r}") from None
+
+
+def writer(target: str) -> Any:
+    """The module that writes ``target``, or a usage error naming the ones that can."""
+    if target not in TARGETS:
+        raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
+    return module(target)
 
 @dataclass
 class FormatDocument(jsonio.Document):
@@ -87,12 +108,9 @@ class FormatDocument(jsonio.Document):
 
 def detect_line(value: Any) -> str | None:
     """The log format a first JSONL line belongs to, or None (a document / batch line)."""
-    from hermesctx.formats import claude_code, codex
-
-    if claude_code.looks_like(value):
-        return CLAUDE_CODE
-    if codex.looks_like(value):
-        return CODEX
+    for name in LOG_FORMATS:
+        if module(name).detect(value):
+            return name
     return None
 
 
@@ -147,42 +165,19 @@ def detect_quick(doc: Any, raw: bytes | None = None) -> str:
 
 # --- documents: to OpenAI and back ----------------------------------------------------------
 
-def to_openai(doc: Any, fmt: str, lost: dict) -> Any:
-    """One document of format ``fmt`` as an OpenAI transcript (``openai`` input unchanged)."""
-    from hermesctx.formats import anthropic, responses, sharegpt
-
-    if fmt == OPENAI:
-        return doc
-    if fmt == ANTHROPIC:
-        if isinstance(doc, list):
-            return anthropic.to_openai({"messages": doc}, lost)["messages"]
-        return anthropic.to_openai(doc, lost)
-    if fmt == RESPONSES:
-        return responses.to_openai(doc, lost)
-    if fmt == SHAREGPT:
-        return sharegpt.to_openai(doc, lost)
-    if fmt in LOG_FORMATS:  # a lone event given as a document
-        reader = log_reader(fmt)
-        out = reader.document(lambda: iter([(doc, "line 1")]))
-        lost.update(reader.info().get("lost", {}))
-        return out
-    raise InputError(f"unknown format {fmt!r}")
+def to_openai(doc: Any, source: str, lost: dict) -> Any:
+    """One document of format ``source`` as an OpenAI transcript (``openai`` input unchanged;
+    a log format: one lone event given as a document)."""
+    return module(source).read(doc, lost)
 
 
 def from_openai(doc: Any, target: str, lost: dict) -> Any:
     """An OpenAI transcript (a list of messages or a body) in format ``target``."""
-    from hermesctx.formats import anthropic, sharegpt
-
+    fmt_module = writer(target)
     doc = writable(doc, target, lost)
-    if target == OPENAI:
+    if target == OPENAI:  # a bare list of messages stays a list
         return doc
-    if isinstance(doc, list):
-        doc = {"messages": doc}
-    if target == ANTHROPIC:
-        return anthropic.to_anthropic(doc, lost)
-    if target == SHAREGPT:
-        return sharegpt.from_openai(doc, lost)
-    raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
+    return fmt_module.write({"messages": doc} if isinstance(doc, list) else doc, lost)
 
 
 def writable(doc: Any, target: str, lost: dict) -> Any:
@@ -375,3 +370,8 @@ def _document(value: Any, found: str, index: int, line: int | None, raw: bytes |
     return FormatDocument(data, index, line, raw, info=info, record=record)
 
 
+def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
+                 lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
+    """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced
+    (see :func:`hermesctx.formats._logs.write_stream`)."""
+    _write_stream(out, messages, tail, writer(target), lost, pretty=pretty, wire=wire)

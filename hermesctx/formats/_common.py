@@ -5,8 +5,8 @@ transcript's messages under."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
@@ -114,3 +114,14 @@ def container_hint(value: Any) -> str:
     return ('expected a JSON array of messages (objects with "role") or an object with a '
             '"messages" array, or an agent log hermesctx reads (see --from)')
 
+
+
+class Streamed(NamedTuple):
+    """What a format's ``stream(chunks, lost, wire)`` gives the streaming writer: the key its
+    items go under, the items (produced as they are read), the Anthropic ``system`` (None for
+    the others) and the request keys the send path keeps after them (None: all)."""
+
+    key: str
+    items: Iterator[Any]
+    system: Any
+    keys: frozenset | None

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from hermesctx import jsonio
-from hermesctx.errors import InputError, UsageError
-from hermesctx.formats._common import ANTHROPIC, OPENAI, SHAREGPT, Warn, quiet
+from hermesctx.errors import InputError
+from hermesctx.formats._common import Warn, quiet
 
 
 class LogReader:
@@ -210,55 +210,18 @@ def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
         yield chunk
 
 
-def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
+def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], writer: Any,
                  lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
-    """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced;
+    """Write one transcript with the format module ``writer`` (``target``) while its OpenAI
+    ``messages`` are produced;
     ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
     ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
     pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
     (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
-    from hermesctx.formats import anthropic, sharegpt
     from hermesctx.wire import send
 
     wire = {} if wire is None else wire
-    keys: frozenset | None = None
-
-    chunks = _chunks(messages)
-    items: Iterator[Any]
-    system = None
-    if target == ANTHROPIC:
-        pending: list[list[dict]] = []
-        parts: list = []
-        for chunk in chunks:
-            if chunk[0].get("role") != "system":
-                pending.append(chunk)
-                break
-            parts.append(chunk[0].get("content"))
-            if len(chunk) > 1:  # tool results right after a system message
-                pending.append(chunk[1:])
-                break
-        state = send.AnthropicState()
-        if parts:
-            system = send.anthropic_system(anthropic.join_system(parts, lost), state, wire)
-
-        def convert(chunk: list[dict]) -> list:
-            return anthropic.to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
-
-        items = send.anthropic_messages(
-            (item for chunk in _chain(pending, chunks) for item in convert(chunk)), wire, state)
-        key = "messages"
-        keys = send.ANTHROPIC_REQUEST_KEYS
-    elif target == SHAREGPT:
-        names: dict = {}
-        items = (turn for chunk in chunks
-                 for turn in sharegpt.from_openai({"messages": chunk}, lost, names=names)["conversations"])
-        key = "conversations"
-    elif target == OPENAI:
-        items = send.openai_messages(messages, wire)
-        key = "messages"
-        keys = send.OPENAI_REQUEST_KEYS
-    else:
-        raise UsageError(f"cannot write format {target!r}", hint=f"one of {OPENAI}, {ANTHROPIC}, {SHAREGPT}")
+    key, items, system, keys = writer.stream(_chunks(messages), lost, wire)
     write = out.write
     if keys is not None:
         whole_tail = tail
@@ -303,9 +266,3 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
 
 def _dump(value: Any, pretty: bool = False) -> bytes:
     return jsonio.dumps(value, pretty=pretty)[:-1]
-
-
-def _chain(*iterables: Iterable) -> Iterator:
-    for iterable in iterables:
-        yield from iterable
-

@@ -6,11 +6,13 @@ hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report 
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import bump
+from hermesctx.formats._common import ANTHROPIC, Streamed, bump
 from hermesctx.messages import check_convertible
 
 _DATA_URL = "data:"
@@ -325,3 +327,54 @@ def _tool_to_anthropic(tool: Any) -> Any:
         return tool
     return {"name": fn.get("name", ""), "description": fn.get("description", ""),
             "input_schema": fn.get("parameters", {})}
+
+
+# --- the format's face (see hermesctx.formats) ------------------------------------------------
+
+NAME = ANTHROPIC
+LOG = False
+PLAIN = True  # commands work on its bodies as they are
+WRITABLE = True
+
+
+def detect(value: Any) -> bool:
+    from hermesctx.messages import detect_format
+
+    return detect_format(value) == ANTHROPIC
+
+
+def read(doc: Any, lost: dict) -> Any:
+    """An Anthropic body, or a bare list of its messages, as OpenAI (a list stays a list)."""
+    if isinstance(doc, list):
+        return to_openai({"messages": doc}, lost)["messages"]
+    return to_openai(doc, lost)
+
+
+def write(body: dict, lost: dict) -> dict:
+    return to_anthropic(body, lost)
+
+
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> Streamed:
+    """The leading system messages become ``system``; each later chunk (a message and the tool
+    results after it) is converted alone."""
+    from hermesctx.wire import send
+
+    pending: list[list[dict]] = []
+    parts: list = []
+    for chunk in chunks:
+        if chunk[0].get("role") != "system":
+            pending.append(chunk)
+            break
+        parts.append(chunk[0].get("content"))
+        if len(chunk) > 1:  # tool results right after a system message
+            pending.append(chunk[1:])
+            break
+    state = send.AnthropicState()
+    system = send.anthropic_system(join_system(parts, lost), state, wire) if parts else None
+
+    def converted() -> Iterator[dict]:
+        for chunk in itertools.chain(pending, chunks):
+            yield from to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
+
+    return Streamed("messages", send.anthropic_messages(converted(), wire, state), system,
+                    send.ANTHROPIC_REQUEST_KEYS)

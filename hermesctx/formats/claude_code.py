@@ -536,3 +536,20 @@ class Reader(LogReader):
         if self.usage is not None:
             info["usage"] = dict(self.usage)
         return info
+
+
+# --- the format's face (see hermesctx.formats) ------------------------------------------------
+
+NAME = CLAUDE_CODE
+LOG = True  # one file is one transcript, read in two passes (hermesctx.formats._logs)
+PLAIN = False
+WRITABLE = False
+detect = looks_like
+
+
+def read(event: Any, lost: dict) -> dict:
+    """One event given as a document (a lone line of a log) as an OpenAI body."""
+    reader = Reader()
+    out = reader.document(lambda: iter([(event, "line 1")]))
+    lost.update(reader.info().get("lost", {}))
+    return out

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import bump
+from hermesctx.formats._common import RESPONSES, bump
 from hermesctx.messages import part_type
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -272,29 +272,17 @@ def to_openai(doc: Any, lost: dict) -> dict:
     return out
 
 
-def from_openai(doc: dict, lost: dict) -> list[dict]:
-    """OpenAI messages -> Responses input items (used for tests and ``--to responses``)."""
-    items: list[dict] = []
-    for msg in doc.get("messages") or []:
-        role = msg.get("role")
-        if role == "tool":
-            items.append({"type": "function_call_output", "call_id": msg.get("tool_call_id", ""),
-                          "output": msg.get("content") if isinstance(msg.get("content"), str)
-                          else json.dumps(msg.get("content"), ensure_ascii=False)})
-            continue
-        if msg.get("reasoning"):
-            items.append({"type": "reasoning", "summary": [
-                {"type": "summary_text", "text": msg["reasoning"]}]})
-        content = msg.get("content")
-        kind = "output_text" if role == "assistant" else "input_text"
-        if isinstance(content, str) and content or isinstance(content, list):
-            parts = ([{"type": kind, "text": content}] if isinstance(content, str) else
-                     [{"type": kind, "text": p.get("text", "")} for p in content
-                      if isinstance(p, dict) and p.get("type") == "text"])
-            items.append({"type": "message", "role": "developer" if role == "system" else role,
-                          "content": parts})
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            items.append({"type": "function_call", "call_id": call.get("id", ""),
-                          "name": fn.get("name", ""), "arguments": fn.get("arguments", "")})
-    return items
+# --- the format's face (see hermesctx.formats) ------------------------------------------------
+
+NAME = RESPONSES
+LOG = False
+PLAIN = False
+WRITABLE = False  # read only: no command writes Responses items
+
+
+def detect(value: Any) -> bool:
+    """A request or response object, or a bare list of items."""
+    return is_request(value) or is_items(value)
+
+
+read = to_openai

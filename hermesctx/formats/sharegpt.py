@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import bump
+from hermesctx.formats._common import SHAREGPT, Streamed, bump
 from hermesctx.messages import check_convertible, content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
@@ -264,3 +265,30 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
         if key not in ("messages", "conversations"):
             out[key] = value
     return out
+
+
+# --- the format's face (see hermesctx.formats) ------------------------------------------------
+
+NAME = SHAREGPT
+LOG = False
+PLAIN = False
+WRITABLE = True
+
+
+def detect(value: Any) -> bool:
+    """A record, or a JSON array of records (read as a batch)."""
+    return is_sharegpt(value) or is_records(value)
+
+
+read = to_openai
+
+
+def write(body: dict, lost: dict) -> dict:
+    return from_openai(body, lost)
+
+
+def stream(chunks: Iterable[list[dict]], lost: dict, wire: dict) -> Streamed:
+    names: dict = {}
+    turns = (turn for chunk in chunks
+             for turn in from_openai({"messages": chunk}, lost, names=names)["conversations"])
+    return Streamed("conversations", turns, None, None)
