@@ -116,7 +116,7 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
 
     with open_input(env, path) as stream:
         for doc in formats.read_documents(
-                stream, fmt=source, jsonl=jsonl, keep_raw=keep_raw,
+                stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
                 include_sidechains=include_sidechains, all_segments=all_segments,
                 convert_documents=convert_documents, warn=env.warn):
             if convert_documents:

@@ -173,11 +173,11 @@ def to_openai(doc: Any, source: str, lost: dict) -> Any:
 
 def from_openai(doc: Any, target: str, lost: dict) -> Any:
     """An OpenAI transcript (a list of messages or a body) in format ``target``."""
-    fmt_module = writer(target)
+    target_module = writer(target)
     doc = writable(doc, target, lost)
     if target == OPENAI:  # a bare list of messages stays a list
         return doc
-    return fmt_module.write({"messages": doc} if isinstance(doc, list) else doc, lost)
+    return target_module.write({"messages": doc} if isinstance(doc, list) else doc, lost)
 
 
 def writable(doc: Any, target: str, lost: dict) -> Any:
@@ -224,10 +224,10 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
 
 
 
-def prepare(value: Any, fmt: str = AUTO) -> tuple[Any, dict]:
+def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     """One parsed document -> ``(working, info)``: OpenAI and Anthropic bodies as they are, any
     other format as OpenAI messages; ``info`` holds ``format`` (what was read) and ``lost``."""
-    found = detect_document(value) if fmt == AUTO else fmt
+    found = detect_document(value) if source == AUTO else source
     lost: dict = {}
     if found in PLAIN:
         value = unwrap(value, lost)
@@ -260,33 +260,29 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     return send.request(result, out, {} if wire is None else wire)
 
 
-def log_reader(fmt: str, path: str | None = None, **kwargs: Any) -> LogReader:
+def log_reader(name: str, path: str | None = None, **kwargs: Any) -> LogReader:
     """``path``: the log's file, where a Claude Code reader finds the subagent files."""
-    from hermesctx.formats import claude_code, codex
-
-    if fmt == CLAUDE_CODE:
-        return claude_code.Reader(path=path, **kwargs)
-    return codex.Reader(**kwargs)
+    return module(name).Reader(path=path, **kwargs)
 
 
 
-def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
+def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
              warn: Warn = quiet, include_sidechains: bool = False,
              all_segments: bool = False) -> LogStream | Rest | None:
     """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
-    ``fmt`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None when
+    ``source`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None when
     ``jsonl`` is false: the stream is untouched)."""
-    if fmt not in (AUTO, *FORMATS):
-        raise UsageError(f"unknown format {fmt!r}", hint=f"one of auto, {', '.join(FORMATS)}")
+    if source not in (AUTO, *FORMATS):
+        raise UsageError(f"unknown format {source!r}", hint=f"one of auto, {', '.join(FORMATS)}")
     if jsonl is False:
-        if fmt in LOG_FORMATS:
-            raise UsageError(f"a {fmt} session log is JSON Lines: drop --no-jsonl")
+        if source in LOG_FORMATS:
+            raise UsageError(f"a {source} session log is JSON Lines: drop --no-jsonl")
         return None
-    if fmt not in (AUTO, *LOG_FORMATS):
+    if source not in (AUTO, *LOG_FORMATS):
         return Rest([], stream)
     start = tell(stream)
     head, first = jsonio.first_line(stream)
-    log = fmt if fmt in LOG_FORMATS else None
+    log = source if source in LOG_FORMATS else None
     if log is None:
         try:
             log = detect_line(jsonio.loads(first))
@@ -300,25 +296,25 @@ def open_log(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
     return LogStream(reader, Twice(head, stream, start), warn)
 
 
-def read_documents(stream: BinaryIO, *, fmt: str = AUTO, jsonl: bool | None = None,
+def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
                    keep_raw: bool = False, include_sidechains: bool = False,
                    all_segments: bool = False, convert_documents: bool = True,
                    warn: Warn = quiet) -> Iterator[FormatDocument]:
-    """Yield the transcripts of ``stream`` in format ``fmt`` (``auto``: detected).
+    """Yield the transcripts of ``stream`` in format ``source`` (``auto``: detected).
 
     A session log gives one document (``line`` None) holding the whole log as OpenAI messages.
     Other documents: see :func:`documents`."""
-    opened = open_log(stream, fmt=fmt, jsonl=jsonl, warn=warn,
+    opened = open_log(stream, source=source, jsonl=jsonl, warn=warn,
                       include_sidechains=include_sidechains, all_segments=all_segments)
     if isinstance(opened, LogStream):
         doc = opened.document()
         yield FormatDocument(doc, 0, None, None, info=opened.info())
         return
-    yield from documents(opened if opened is not None else stream, fmt=fmt, jsonl=jsonl,
+    yield from documents(opened if opened is not None else stream, source=source, jsonl=jsonl,
                          keep_raw=keep_raw, convert_documents=convert_documents)
 
 
-def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_raw: bool = False,
+def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, keep_raw: bool = False,
               convert_documents: bool = True) -> Iterator[FormatDocument]:
     """The documents (not a session log) of ``stream``, converted to OpenAI messages unless they
     are ``openai`` or ``anthropic`` already, or ``convert_documents`` is false. With ``auto``,
@@ -329,14 +325,14 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
     ``info["format"]`` is the format read."""
     from hermesctx.formats import sharegpt
 
-    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or fmt == AUTO)
+    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO)
     first: str | None = None
     shared: dict = {}
     index = 0
     for doc in docs:
         raw, line_raw = (doc.raw, None) if keep_raw else (None, doc.raw)
         doc.raw = None  # (a whole document's bytes are not kept while it is worked on)
-        if fmt == AUTO:
+        if source == AUTO:
             try:
                 found = detect_document(doc.data) if first is None else detect_quick(doc.data, line_raw)
             except InputError as err:
@@ -344,13 +340,13 @@ def documents(stream: Any, *, fmt: str = AUTO, jsonl: bool | None = None, keep_r
             if first is None and doc.index == 0 and found in PLAIN:
                 first, shared = found, {"format": found, "lost": {}}
         else:
-            found = fmt
+            found = source
         line_raw = None
         if found == first and container_of(doc.data) is None:
             yield FormatDocument(doc.data, index, doc.line, raw, info=shared)
             index += 1
             continue
-        if found == SHAREGPT and sharegpt.is_records(doc.data, loose=fmt == SHAREGPT):
+        if found == SHAREGPT and sharegpt.is_records(doc.data, loose=source == SHAREGPT):
             for k, record in enumerate(doc.data):
                 yield _document(record, found, index, doc.line, None, convert_documents, k + 1)
                 index += 1

@@ -47,12 +47,12 @@ def command(input, jsonl, source, include_sidechains, all_segments, target, verb
     ok = False
     try:
         with open_input(env, input) as stream:
-            opened = formats.open_log(stream, fmt=source, jsonl=jsonl, warn=env.warn,
+            opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=env.warn,
                                       include_sidechains=include_sidechains, all_segments=all_segments)
             if isinstance(opened, formats.LogStream):
                 _convert_log(env, sink, opened, target, verbose, pretty)
             else:
-                for doc in formats.documents(opened if opened is not None else stream, fmt=source,
+                for doc in formats.documents(opened if opened is not None else stream, source=source,
                                              jsonl=jsonl, convert_documents=False):
                     try:
                         out, rep = convert(doc.data, source=doc.info["format"], target=target)

@@ -86,7 +86,7 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None):
     from hermesctx.cli import pipeline
 
     docs = (documents(env, path, jsonl, **fmt) if stream is None else
-            formats.read_documents(stream, fmt=fmt["source"], jsonl=jsonl, warn=env.warn,
+            formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=env.warn,
                                    include_sidechains=fmt["include_sidechains"],
                                    all_segments=fmt["all_segments"]))
     for doc in docs:
