@@ -250,6 +250,7 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
     count = 0
     ok = False
     target = (formats or {}).get("target")
+    records = _Records() if in_place else None
     try:
         for doc in documents(env, path, jsonl, **(formats or {})):
             try:
@@ -263,18 +264,42 @@ def transform_stream(env: Env, path: str, fn: Transform, *, jsonl: bool | None, 
                 result = write_back(env, doc, result, target, wire)
                 if wire and isinstance(rep, dict):
                     rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
-                stdout.write(jsonio.dumps(result, pretty=pretty))
+                data = jsonio.dumps(result, pretty=pretty)
+                stdout.write(records.frame(getattr(doc, "record", None), data, pretty)
+                             if records is not None else data)
                 if out is None:
                     stdout.flush()
             if rep is not None:
                 sink.add(doc, rep, describe(rep) if describe else None)
             count += 1
+        if records is not None:
+            stdout.write(records.frame(None, b"", pretty))
         ok = True
     finally:
         sink.close(ok)
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+class _Records:
+    """--in-place gives a JSON array of records (ShareGPT ones, read one transcript each) back
+    as an array: :meth:`frame` puts the bracket or comma each output needs around it."""
+
+    def __init__(self) -> None:
+        self.open = False
+
+    def frame(self, record: int | None, data: bytes, pretty: bool) -> bytes:
+        """``data`` (one output, newline-ended; ``record``: 1-based in its array, None for a
+        document of its own) as it is written."""
+        head = b""
+        if self.open and record in (None, 1):
+            head, self.open = b"]\n", False
+        if record is None:
+            return head + data
+        head += (b"[\n" if pretty else b"[") if record == 1 else (b",\n" if pretty else b",")
+        self.open = True
+        return head + data[:-1]
 
 
 def _same_format(doc: jsonio.Document, target: str | None) -> None:

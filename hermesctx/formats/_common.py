@@ -36,7 +36,25 @@ def server_side_text(item: dict) -> str:
     Anthropic ``server_tool_use``, ``web_search_tool_result``, ...) as the text that keeps it
     in a chat transcript: ``[server-side tool KIND] {json of the rest}``."""
     rest = {k: v for k, v in item.items() if k != "type"}
-    return f"[server-side tool {item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
+    return f"{SERVER_SIDE_TEXT}{item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
+
+
+SERVER_SIDE_TEXT = "[server-side tool "
+
+
+def server_side_item(text: Any) -> dict | None:
+    """The item or block :func:`server_side_text` wrote ``text`` from, or None when ``text`` is
+    no such text."""
+    if not isinstance(text, str) or not text.startswith(SERVER_SIDE_TEXT):
+        return None
+    kind, sep, rest = text[len(SERVER_SIDE_TEXT):].partition("] ")
+    if not sep or not kind:
+        return None
+    try:
+        value = json.loads(rest)
+    except ValueError:
+        return None
+    return {"type": kind, **value} if isinstance(value, dict) and "type" not in value else None
 
 
 def describe_lost(lost: dict, target: str) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import ANTHROPIC, Streamed, bump
+from hermesctx.formats._common import ANTHROPIC, Streamed, bump, server_side_item
 from hermesctx.messages import check_convertible
 
 _DATA_URL = "data:"
@@ -259,8 +259,10 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
                 # unsigned: the send path drops it (and counts it); the API would reject it
                 blocks.append({"type": "thinking", "thinking": reasoning})
             calls = msg.get("tool_calls") or []
+            if isinstance(content, str) and _server_block(content) is not None:
+                content = [{"type": "text", "text": content}]
             if isinstance(content, list):
-                blocks.extend(parts_to_anthropic(content, lost))
+                blocks.extend(_server_block(block) or block for block in parts_to_anthropic(content, lost))
             elif isinstance(content, str) and (content or not calls) and (calls or blocks):
                 blocks.append({"type": "text", "text": content})
             for call in calls if isinstance(calls, list) else ():
@@ -293,6 +295,15 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
     if "messages" not in out:
         out["messages"] = out_msgs
     return out
+
+
+def _server_block(block: Any) -> dict | None:
+    """A server-side block an OpenAI transcript carries as its text (see
+    :func:`hermesctx.formats._common.server_side_text`) back as the block, else None: the
+    round trip Anthropic -> OpenAI -> Anthropic keeps it."""
+    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else block
+    item = server_side_item(text)
+    return item if item is not None and is_server_block(item["type"]) else None
 
 
 def _signed_thinking(details: Any) -> list:
