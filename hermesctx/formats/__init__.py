@@ -285,11 +285,12 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
     log = source if source in LOG_FORMATS else None
     if log is None:
         try:
-            log = detect_line(jsonio.loads(first))
+            value = jsonio.loads(first)
         except InputError:
-            log = None
-    if log is None:
-        return Rest(head, stream)
+            return Rest(head, stream)
+        log = detect_line(value)
+        if log is None:  # a document or batch: its first line is not parsed again
+            return Rest([], stream, (head, first, value))
     name = getattr(stream, "name", None)  # a file's path (stdin's is a number)
     reader = log_reader(log, path=name if isinstance(name, str) else None, warn=warn,
                         include_sidechains=include_sidechains, all_segments=all_segments)
@@ -325,7 +326,8 @@ def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, kee
     ``info["format"]`` is the format read."""
     from hermesctx.formats import sharegpt
 
-    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO)
+    docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO,
+                                 read_first=stream.first if isinstance(stream, Rest) else None)
     first: str | None = None
     shared: dict = {}
     index = 0

@@ -177,11 +177,15 @@ def tell(stream: BinaryIO) -> int | None:
 
 
 class Rest:
-    """A stream with its first lines given back (for :func:`jsonio.read_documents`)."""
+    """A stream with its first lines given back (for :func:`jsonio.read_documents`); ``first``:
+    ``(head, line, value)`` when they were read and the first line parsed already (``head``
+    empty then: the stream is what follows that line)."""
 
-    def __init__(self, head: list[bytes], stream: BinaryIO):
+    def __init__(self, head: list[bytes], stream: BinaryIO,
+                 first: tuple[list[bytes], bytes, Any] | None = None):
         self.head = head
         self.stream = stream
+        self.first = first
 
     def __iter__(self):
         head, self.head = self.head, []
