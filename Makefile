@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
 EDITABLE := --config-settings editable_mode=compat -e .
 
-.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs
+.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs eval
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,11 +40,13 @@ test: venv
 lint: venv
 	$(BIN)/ruff check hermesctx tests bench
 
-# `make bench BENCH_ARGS="--size-mb 20"` for a quick run
+# `make bench BENCH_ARGS="--size-mb 20"` for a quick run; SUMMARY_BENCH_ARGS="--sizes 1000,10000" for the
+# extractive summarizer's time per message
 bench: venv
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/summary_scale.py $(SUMMARY_BENCH_ARGS)
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv
@@ -56,6 +58,11 @@ oracle: venv
 REALLOGS ?= ../shared/real-logs
 reallogs: venv
 	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
+
+# Probe evaluation of the offline summarizer (issue 18; never CI): the fixtures of eval/fixtures.py,
+# or `make eval EVAL_DIR=../shared/real-logs` for a directory of agent logs; EVAL_ARGS="--rows ...".
+eval: venv
+	$(BIN)/python eval/run.py $(if $(EVAL_DIR),--dir $(EVAL_DIR)) $(EVAL_ARGS)
 
 fuzz: venv
 	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz

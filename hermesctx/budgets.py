@@ -1,11 +1,11 @@
-"""Compression budgets derived from a context window (decision D1).
+"""Compression budgets derived from a context window. Hermes's documentation and its code disagree, so both are offered.
 
 Two rule sets:
 
 * ``documented`` (default): what Hermes's documentation says.
   ``threshold_tokens = int(ctx × threshold)``, ``tail_token_budget = int(threshold_tokens ×
   target_ratio)``, ``max_summary_tokens = min(int(ctx × 0.05), 12,000)``.
-* ``hermes-0.19``: what Hermes Agent 0.19.0 computes at run time (spec 10 §3): per-model
+* ``hermes-0.19``: what Hermes Agent 0.19.0 computes at run time: per-model
   threshold overrides, the 0.75 floor below 512K, the output reservation (``max_tokens``), the
   64,000 minimum with its 85 % fallback, the target-ratio clamp and a 10,000 summary cap.
 

@@ -4,7 +4,7 @@ The config file is YAML with Hermes's own keys (a Hermes ``config.yaml`` works u
 hermesctx's sections. It is found by ``--config FILE``, then ``HERMESCTX_CONFIG``, then
 ``./hermesctx.yaml``, then ``$XDG_CONFIG_HOME/hermesctx/config.yaml``. Environment variables
 are ``HERMESCTX_`` + the dotted key upper-cased with dots as underscores
-(``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated (decision D4).
+(``HERMESCTX_COMPRESSION_THRESHOLD``). Unlike Hermes, values are validated: a typo is an error, not a silent default.
 
 A ``./hermesctx.yaml`` found in the working directory (not named with ``--config`` or
 ``HERMESCTX_CONFIG``) is used, but when it sets where the summarizer sends transcripts and keys
@@ -62,7 +62,7 @@ KEYS: dict[str, Key] = {
                                    doc="Hermes's MEMORY.md/USER.md sentence in the compaction note "
                                        "(null: only for a Hermes transcript)"),
     "compression.budget_rules": Key("documented", str, lambda v: v in ("documented", "hermes-0.19"),
-                                    "documented or hermes-0.19", "which budget formulas apply (D1)"),
+                                    "documented or hermes-0.19", "which budget formulas apply (documented: Hermes's docs; hermes-0.19: its code)"),
     "model.default": Key(None, _OPT_STR, doc="model name (context window, encoding, prices)"),
     "model.provider": Key(None, _OPT_STR),
     "model.base_url": Key(None, _OPT_STR),
@@ -130,6 +130,18 @@ class Settings:
 
     def source(self, key: str) -> str:
         return self.sources.get(key, "default")
+
+    def with_flags(self, flags: Mapping[str, Any]) -> Settings:
+        """A copy with flag values (dotted keys; None = not given) on top, each checked as a
+        config value is; ``self`` when no flag is given (nothing read again)."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        if not given:
+            return self
+        out = Settings(dict(self.values), dict(self.sources), self.path, self.notices)
+        for key, value in given.items():
+            out.values[key] = coerce(key, value, "flag")
+            out.sources[key] = "flag"
+        return out
 
 
 # keys that decide where transcripts and API keys are sent
@@ -299,10 +311,7 @@ def load_settings(config_path: str | None = None, *, env: Mapping[str, str] | No
         if name in env and key not in NO_ENV:
             settings.values[key] = coerce(key, env[name], name)
             settings.sources[key] = f"env {name}"
-    for key, value in (flags or {}).items():
-        if value is not None:
-            settings.values[key] = coerce(key, value, "flag")
-            settings.sources[key] = "flag"
+    settings = settings.with_flags(flags or {})
     _apply_redaction(settings, env)
     for notice in settings.notices:
         _notice(notice)
@@ -341,3 +350,23 @@ def check_file(path: str) -> list[str]:
         except UsageError as exc:
             problems.append(str(exc).removeprefix("x: "))
     return problems
+
+
+def render(settings: Settings, fmt: str, environ: Mapping[str, str]) -> bytes:
+    """``config show``: every setting, its value and its source (an API key masked), as a
+    table or as JSON."""
+    from hermesctx import jsonio
+    from hermesctx.redact import mask
+
+    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
+    if fmt == "json":
+        return jsonio.dumps({"config": settings.path, "settings": {
+            key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
+            for key in KEYS}}, pretty=True)
+    lines = [f"# config file: {settings.path or find_config(None, environ) or '(none)'}"]
+    width = max(map(len, KEYS))
+    for key in KEYS:
+        value = values[key]
+        shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
+        lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
+    return ("\n".join(lines) + "\n").encode()

@@ -24,14 +24,11 @@ from typing import Any
 def _runner(entries: list, config_path: str | None):
     import sys
 
-    from hermesctx import jsonio
-    from hermesctx.cli import pipeline
-    from hermesctx.cli.runner import Env
-    from hermesctx.config import load_settings
+    from hermesctx import jsonio, pipeline
+    from hermesctx.context import Context, Env
 
     env = Env(sys.stdin.buffer, sys.stdout.buffer, sys.stderr, environ=dict(os.environ), quiet=True)
-    enabled = load_settings(config_path, env=env.environ)["compression.enabled"]
-    stages = pipeline.build(entries, env, config_path=config_path, enabled=enabled)
+    stages = pipeline.build(entries, Context(env, config_path))
 
     def run(line: str) -> str:
         out, _ = pipeline.run_document(stages, jsonio.loads(line))
@@ -55,7 +52,7 @@ def run_files(paths: list[str], pipeline: list[Any], output_dir: str, *, config_
     input partition into ``output_dir``; return their paths, in order."""
     import dask.bag as db
 
-    from hermesctx.cli import pipeline as registry
+    from hermesctx import pipeline as registry
 
     registry.parse(pipeline)  # fail fast, before any task is scheduled
     bag = db.read_text(paths, blocksize=None)  # one partition per file: order is kept

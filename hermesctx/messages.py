@@ -69,7 +69,7 @@ def with_messages(doc: Any, messages: list) -> Any:
     return out
 
 
-# --- strict input (D14) ---------------------------------------------------------------------
+# --- strict input (what Hermes would misread is an error) ---------------------------------------------------------------------
 
 _LENIENT: ContextVar[bool] = ContextVar("hermesctx_lenient", default=False)
 
@@ -121,7 +121,7 @@ def has_role(msg: dict) -> bool | None:
 def check_messages(messages: list, *, require_tool_ids: bool = False,
                    lenient: bool | None = None) -> None:
     """Reject what no stage can work on: a message that is not an object (Hermes crashes on
-    it). Strict input (the default, D14) also rejects a message without a string ``role``;
+    it). Strict input (the default) also rejects a message without a string ``role``;
     ``lenient`` (default: :func:`is_lenient`) lets it through as Hermes does.
 
     With ``require_tool_ids`` a ``tool`` message must also carry a ``tool_call_id`` (commands
@@ -278,13 +278,6 @@ def _part_text(part: dict) -> str:
     return text if isinstance(text, str) else ""
 
 
-def count_images(content: Any) -> int:
-    """Image parts in a content list (``image``, ``image_url``, ``input_image``)."""
-    if not isinstance(content, list):
-        return 0
-    return sum(1 for p in content if part_type(p) in IMAGE_PART_TYPES)
-
-
 # --- tool calls and results ----------------------------------------------------------------
 
 def call_id(tool_call: Any) -> str:
@@ -294,16 +287,6 @@ def call_id(tool_call: Any) -> str:
     return tool_call.get("call_id") or tool_call.get("id") or ""
 
 
-def call_name_args(tool_call: Any) -> tuple[str, str]:
-    """``(function.name, function.arguments)`` of an OpenAI tool call, ``""`` when missing."""
-    if not isinstance(tool_call, dict):
-        return "", ""
-    function = tool_call.get("function")
-    if not isinstance(function, dict):
-        return "", ""
-    return function.get("name") or "", function.get("arguments") or ""
-
-
 def calls_of(msg: dict) -> list:
     """The ``tool_calls`` value as Python would iterate it (a list; a string or object gives its
     characters or keys, as in Hermes), or ``[]`` for null, a number or a boolean."""
@@ -311,24 +294,6 @@ def calls_of(msg: dict) -> list:
     if isinstance(calls, list):
         return calls
     return list(calls) if isinstance(calls, (str, dict)) else []
-
-
-def iter_tool_calls(msg: dict) -> Iterator[dict]:
-    """Dict tool calls of an assistant message (OpenAI ``tool_calls``)."""
-    calls = msg.get("tool_calls")
-    if isinstance(calls, list):
-        for tc in calls:
-            if isinstance(tc, dict):
-                yield tc
-
-
-def iter_blocks(msg: dict, kind: str) -> Iterator[dict]:
-    """Anthropic content blocks of one ``type`` in a message."""
-    content = msg.get("content")
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == kind:
-                yield block
 
 
 def system_text(system: Any) -> str:

@@ -1,5 +1,5 @@
 """Model metadata: context windows, resolved offline the way Hermes 0.19.0 resolves them
-when no network is reachable (spec 10 §2): an explicit length, then (provider
+when no network is reachable: an explicit length, then (provider
 ``openai-codex``) the Codex table, then the longest table key that is a substring of the
 lower-cased name, then 256,000. Provider ``bedrock`` has its own table (default 128,000).
 Provider names are compared as given, as Hermes does (``OpenAI-Codex`` is not Codex).
@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 DEFAULT_CONTEXT_LENGTH = 256_000
-MINIMUM_CONTEXT_LENGTH = 64_000
 
 # Hermes 0.19.0's built-in table, in its order (ties in key length keep this order). Keys with
 # capitals never match a lower-cased name; they are kept so the table stays complete.

@@ -1,4 +1,4 @@
-"""What a call cost: Hermes's billing routes and its built-in price snapshot (spec 40 §C).
+"""What a call cost: Hermes's billing routes and its built-in price snapshot.
 
 Prices live in ``data/pricing.json`` (USD per million tokens, as exact decimal strings, with the
 source page and snapshot version of each); in the commands, the keys it lacks come from

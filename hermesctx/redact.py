@@ -1,4 +1,4 @@
-"""Mask secrets in text we generate or move (spec 30.9: the rules of Hermes's redactor, and more).
+"""Mask secrets in text we generate or move (the rules of Hermes's redactor, and more).
 
 ``redact(text)`` applies, in order: vendor-prefixed keys, upper-case env assignments and
 config keys, JSON credential fields, YAML-style keys, Authorization and API-key headers,

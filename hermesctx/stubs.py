@@ -1,4 +1,4 @@
-"""One-line stand-ins for old tool results (spec 20.2).
+"""One-line stand-ins for old tool results, worded as Hermes words them.
 
 ``summarize_tool_result(name, args_json, content)`` says what a tool call did in one line,
 in the format Hermes 0.19.0 uses for that tool (``[terminal] ran `npm test` -> exit 0,

@@ -1,11 +1,11 @@
 """Token counting: Hermes's two character heuristics, exactly, and an exact tiktoken count.
 
-* ``rough_*`` reproduce Hermes 0.19.0's request estimate (spec 10 §1.1-1.4): the length of
+* ``rough_*`` reproduce Hermes 0.19.0's request estimate: the length of
   Python's printed form of each message (``str(dict)``) summed over the list, one ceiling
   division by 4 over the whole list, plus 1,500 per image; system prompt and tool schemas are
   separately rounded parts. Parsed JSON already has Python's key order and value types, so
   ``str()`` of it *is* the text Hermes measures.
-* ``tail_tokens`` is the other heuristic, used only to walk the protected tail (10 §1.6):
+* ``tail_tokens`` is the other heuristic, used only to walk the protected tail:
   floor divisions, +10 per message, 1,600 tokens per image.
 * ``exact_*`` count with a tiktoken encoding (see :mod:`hermesctx.encodings`); the rule is
   written out in :func:`exact_message_tokens`.

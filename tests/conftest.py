@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermesctx.cli import run
-from hermesctx.cli.runner import Env
+from hermesctx.context import Env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

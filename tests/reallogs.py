@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from hermesctx.cli import run  # noqa: E402
-from hermesctx.cli.runner import Env  # noqa: E402
+from hermesctx.context import Env  # noqa: E402
 
 # (folder glob, file glob) -> expected format; the first match wins. None: not a transcript
 # hermesctx reads (said so in the table, not run).

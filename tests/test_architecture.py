@@ -46,7 +46,7 @@ def test_sdks_and_tiktoken_are_imported_lazily(path):
 
 
 def test_help_does_not_import_heavy_modules():
-    code = ("import sys; from hermesctx.cli import run; from hermesctx.cli.runner import Env; import io;"
+    code = ("import sys; from hermesctx.cli import run; from hermesctx.context import Env; import io;"
             "env = Env(io.BytesIO(), io.BytesIO(), io.StringIO());"
             "run(['--help'], env); [run([c, '--help'], env) for c in ['estimate']];"
             "print(sorted(m for m in ('anthropic','openai','tiktoken','yaml') if m in sys.modules))")

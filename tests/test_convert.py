@@ -14,7 +14,7 @@ from conftest import EXAMPLES, FIXTURES, invoke
 from hermesctx import formats, jsonio
 from hermesctx.formats import anthropic
 from hermesctx.messages import content_text
-from hermesctx.stages.convert import convert, text_of
+from hermesctx.stages.convert import convert
 from hermesctx.wire import send
 
 F = FIXTURES / "formats"
@@ -27,6 +27,18 @@ RESP_OUTPUT = F / "responses-output.json"
 SHAREGPT = F / "sharegpt-trajectories.jsonl"
 INPUTS = [CLAUDE, CODEX, CODEX_LEGACY, RESP_REQUEST, RESP_OUTPUT, SHAREGPT,
           EXAMPLES / "coding-session.json", EXAMPLES / "anthropic-session.json"]
+
+
+def text_of(messages: list) -> list[str]:
+    """Every piece of text of a transcript, in order."""
+    out = []
+    for msg in messages:
+        text = content_text(msg.get("content"))
+        if text:
+            out.append(text)
+        if msg.get("reasoning"):
+            out.append(msg["reasoning"])
+    return out
 
 
 def run(*args, stdin=b""):

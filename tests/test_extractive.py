@@ -1,23 +1,35 @@
-"""The extractive summarizer: facts that must survive, numbering, questions, redaction,
-determinism, and continuation of a previous summary."""
+"""The extractive summarizer (issue 18): every agent's tools, results paired inside their group,
+ledgers (files, commands, errors, asks), injected text, the budget held with the prefix counted,
+re-compression that converges, focus, the coverage report, redaction, determinism."""
 
 import copy
 import json
+import re
+import sys
+from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, load_example
+from hypothesis import given
+from hypothesis import strategies as st
+from transcripts import TranscriptGen
 
+from hermesctx import tokens
 from hermesctx.stages.compress import compress
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.extractive import ExtractiveSummarizer
-from hermesctx.summary.prompt import SECTIONS
-from hermesctx.summary.text import is_summary_content
+from hermesctx.summary.extractive import ExtractiveSummarizer, coverage
+from hermesctx.summary.ledger import extract, tool_kind
+from hermesctx.summary.prompt import SECTIONS, task_snapshot
+from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
+ROOT = Path(__file__).resolve().parent.parent
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
 
 
-def summarize(turns, previous=None):
-    return ExtractiveSummarizer().summarize(SummaryRequest(prompt="", budget_tokens=2000, turns=turns,
-                                                           previous_summary=previous, focus=None))
+def summarize(turns, previous=None, budget=2000, focus=None, item_ratio=1.0):
+    """Tiny fixtures: the items may take as much as the middle itself (the default is a quarter)."""
+    return ExtractiveSummarizer(item_ratio=item_ratio).summarize(SummaryRequest(prompt="", budget_tokens=budget, turns=turns,
+                                                           previous_summary=previous, focus=focus))
 
 
 def section(text, heading):
@@ -25,26 +37,34 @@ def section(text, heading):
     return body.split("\n\n## ", 1)[0]
 
 
+def call(cid, name, args):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def turn(*calls, text=""):
+    return {"role": "assistant", "content": text, "tool_calls": list(calls)}
+
+
+def result(cid, content):
+    return {"role": "tool", "tool_call_id": cid, "content": content}
+
+
 def test_ops_session_facts():
     out = summarize(OPS[1:15])
     for fact in [
-        "User asked: 'Which test failed, and can you open a ticket for it?'",            # latest ask verbatim
-        "1. RUN `kubectl logs deploy/api-gateway -n staging --tail 50` — exit 1; Error: connect ECONNREFUSED",
-        "2. READ deploy/staging/values.yaml — read deploy/staging/values.yaml from line 1 (77 chars) [tool: read_file]",
-        "3. PATCH deploy/staging/values.yaml",
-        "4. RUN `helm unittest charts/api-gateway` — exit 1; 11 passed, 1 failed, 12 total [tool: terminal]",
-        "5. WRITE notes/ticket-draft.md",
-        "deploy/staging/values.yaml: patched `url: postgres://gw:***@10.0.3.7:5432/gw` → `urlFromSecret: gw-db-url`",
-        "notes/ticket-draft.md: written (3 lines, 73 chars)",
+        "User asked (deterministic, from compacted turns): 'Which test failed, and can you open a ticket for it?'",
+        "1. RUN `kubectl logs deploy/api-gateway -n staging --tail 50` — failed (exit 1)",
+        "- `kubectl logs deploy/api-gateway -n staging --tail 50` — exit 1: FATAL: password authentication failed",
+        "- `deploy/staging/values.yaml` — modified (1 reads, 1 edits); last change: "
+        "`url: postgres://gw:***@10.0.3.7:5432/gw` → `urlFromSecret: gw-db-url`",
+        "- `notes/ticket-draft.md` — created",
         "Latest test result: 11 passed, 1 failed, 12 total",
-        "- FATAL: password authentication failed for user \"gw\"",
         "https://wiki.example.com/runbooks/db-rotation",
         "- Never restart the prod cluster.",
         "- I decided to read it from the secret instead of hardcoding it.",
     ]:
         assert fact in out, fact
-    # secrets in the middle never reach the summary
-    assert "oldpass" not in out and "Zq8!rotated" not in out
+    assert "oldpass" not in out and "Zq8!rotated" not in out  # secrets in the middle never reach the summary
 
 
 def test_all_thirteen_sections_in_order():
@@ -54,23 +74,170 @@ def test_all_thirteen_sections_in_order():
 
 
 def test_questions_answered_or_pending():
-    turns = [{"role": "user", "content": "Does staging use TLS?"},
+    turns = [{"role": "user", "content": "Fix the canary deploy."},
+             {"role": "user", "content": "Does staging use TLS?"},
              {"role": "assistant", "content": "Yes, via cert-manager."},
              {"role": "user", "content": "And what about the canary? Keep going with the fix."},
              {"role": "user", "content": "Run the tests."}]
     out = summarize(turns)
+    assert section(out, "## Goal") == "Fix the canary deploy."
     assert section(out, "## Resolved Questions") == "- Does staging use TLS?"
     assert "And what about the canary?" in section(out, SECTIONS[9][0])
+    assert "'Run the tests.'" in section(out, SECTIONS[0][0])
 
 
-def test_previous_summary_continues_numbering_and_keeps_sections():
-    previous = ("## Goal\nMigrate the gateway.\n\n## Completed Actions\n1. READ a.py — ok [tool: read_file]\n"
-                "2. RUN `make` — exit 0 [tool: terminal]\n\n## Relevant Files\n- a.py")
+def test_every_agents_edit_tools_leave_the_last_change():
+    turns = [
+        {"role": "user", "content": "refactor the loader"},
+        turn(call("a", "Edit", {"file_path": "/r/src/a.py", "old_string": "x = 1", "new_string": "x = 2"}),
+             call("b", "MultiEdit", {"file_path": "/r/src/b.py",
+                                     "edits": [{"old_string": "p", "new_string": "q"},
+                                               {"old_string": "old()", "new_string": "new()"}]}),
+             call("c", "Write", {"file_path": "/r/src/c.py", "content": "one\ntwo\n"})),
+        result("a", "ok"), result("b", "Applied 2 edits"), result("c", "File created successfully"),
+        turn(call("d", "apply_patch", {"input": "*** Begin Patch\n*** Update File: /r/src/d.py\n@@\n-keep = False\n"
+                                                "+keep = True\n*** End Patch"})),
+        result("d", '{"output":"Success. Updated the following files:\\nM /r/src/d.py\\n","metadata":{"exit_code":0}}'),
+        turn(call("e", "str_replace_editor", {"command": "str_replace", "path": "/r/src/e.py",
+                                              "old_str": "a + b", "new_str": "a - b"}),
+             call("f", "str_replace_editor", {"command": "view", "path": "/r/README.md"})),
+        result("e", "edited"), result("f", "# readme"),
+        turn(call("g", "shell", {"command": ["bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n"
+                                             "*** Add File: /r/src/new.py\n+print('hi')\n*** End Patch\nEOF"]})),
+        result("g", '{"output":"Done","metadata":{"exit_code":0}}'),
+    ]
+    out = section(summarize(turns), "## Relevant Files")
+    for fact in ["`src/a.py` — modified (1 edits); last change: `x = 1` → `x = 2`",
+                 "`src/b.py` — modified (1 edits); last change: `old()` → `new()`",
+                 "`src/c.py` — created", "`src/d.py` — modified (1 edits); last change: `keep = False` → `keep = True`",
+                 "`src/e.py` — modified (1 edits); last change: `a + b` → `a - b`", "`README.md` — read (1 reads)",
+                 "`src/new.py` — created (1 edits); last change: added `print('hi')`"]:
+        assert fact in out, fact
+    assert tool_kind("mcp__fs__read_file", {}) == "read" and tool_kind("TodoWrite", {}) == "todo"
+    assert tool_kind("Task", {}) == "delegate" and tool_kind("exec_command", {}) == "run"
+
+
+def test_in_text_commands_count_as_runs():
+    turns = [{"role": "user", "content": "Please solve this issue: division by zero"},
+             {"role": "assistant", "content": "Look first.\n\n```mswea_bash_command\ncat src/calc.py\n```"},
+             {"role": "user", "content": "<returncode>1</returncode>\n<output>\ncat: src/calc.py: No such file or "
+                                         "directory\n</output>"},
+             {"role": "assistant", "content": "Retry.\n\n```bash\ncat lib/calc.py\n```"},
+             {"role": "user", "content": "<returncode>0</returncode>\n<output>\ndef div(a, b): return a / b\n</output>"}]
+    led = extract(turns)
+    assert list(led.commands) == ["cat src/calc.py", "cat lib/calc.py"]
+    assert not led.commands["cat src/calc.py"].ok and led.commands["cat lib/calc.py"].ok
+    assert [a for _, a, _ in led.asks] == ["Please solve this issue: division by zero"]  # outputs are no asks
+    assert "No such file or directory" in led.errors["cat src/calc.py"].text
+
+
+def test_results_pair_inside_their_group_even_when_ids_repeat():
+    turns = [{"role": "user", "content": "go"},
+             turn(call("t1", "Bash", {"command": "make build"})), result("t1", "Exit code 2\nmake: *** [all] Error 2"),
+             turn(call("t1", "Bash", {"command": "make test"})), result("t1", "Exit code 0\n12 passed"),
+             turn(call("x", "Bash", {"command": "make lint"}), call("y", "Bash", {"command": "make docs"})),
+             result("other-1", "Exit code 0"), result("other-2", "Exit code 3\nError: docs broken")]
+    led = extract(turns)
+    assert not led.commands["make build"].ok and led.commands["make test"].ok
+    assert led.commands["make lint"].ok and not led.commands["make docs"].ok  # by position when ids do not match
+
+
+def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
+    turns = [{"role": "user", "content": "tests please"},
+             turn(call("r", "Read", {"file_path": "/r/errors.py"})),
+             result("r", "class ValidationError(Exception):\n    '''raised when parsing failed'''"),
+             turn(call("p", "Bash", {"command": "pytest -q"})),
+             result("p", "Exit code 1\nE   AssertionError: 3 != 4\n1 failed, 9 passed"),
+             turn(call("q", "Bash", {"command": "pytest -q"})), result("q", "10 passed in 0.2s"),
+             turn(call("s", "Bash", {"command": "npm run build"})),
+             result("s", "<tool_use_error>Command timed out after 2m</tool_use_error>")]
+    out = summarize(turns)
+    assert "ValidationError" not in out  # a file's contents are no error
+    assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
+    assert section(out, "## Blocked") == "- `npm run build` — Command timed out after 2m"
+    assert "RUN `pytest -q` — ok; 10 passed in 0.2s (2 runs; first failure: failed (exit 1))" in out
+
+
+def test_injected_text_is_no_ask_and_a_foreign_summary_merges():
+    turns = [{"role": "user", "content": "This session is being continued from a previous conversation that ran out "
+                                         "of context. The conversation is summarized below:\nWe migrated db.py."},
+             {"role": "user", "content": "<task-notification><task-id>1</task-id>done</task-notification>"},
+             {"role": "user", "content": "Caveat: The messages below were generated by the user while running local "
+                                         "commands."},
+             {"role": "user", "content": "<system-reminder>be brief</system-reminder>"},
+             {"role": "user", "content": "Now add the index on users.email"},
+             {"role": "assistant", "content": "Adding it."}]
+    out = summarize(turns)
+    assert section(out, "## Goal") == "Now add the index on users.email"
+    assert "task-notification" not in out and "Caveat" not in out and "be brief" not in out
+    assert "Earlier summary: This session is being continued" in out and "We migrated db.py." in out
+
+
+def _long_session(n=60):
+    turns = [{"role": "user", "content": "Port the parser to the new AST and keep the tests green."}]
+    for k in range(n):
+        turns += [turn(call(f"r{k}", "Read", {"file_path": f"/repo/src/mod{k}.py"}),
+                       call(f"e{k}", "Edit", {"file_path": f"/repo/src/mod{k}.py", "old_string": f"old_{k}()" * 5,
+                                              "new_string": f"new_{k}()" * 5}),
+                       call(f"g{k}", "Grep", {"pattern": f"symbol_{k}_" + "x" * 40}),
+                       call(f"b{k}", "Bash", {"command": f"pytest tests/test_mod{k}.py -q"}),
+                       text=f"Because mod{k} shares the visitor, I'll use the generic walker for mod{k}."),
+                  result(f"r{k}", "line\n" * 50), result(f"e{k}", "ok"), result(f"g{k}", "hits"),
+                  result(f"b{k}", f"Exit code 1\nE   NameError: name 'walk_{k}' is not defined\n1 failed"
+                         if k % 3 == 0 else "5 passed")]
+    return turns
+
+
+def test_budget_is_never_exceeded_and_low_value_goes_first():
+    turns = _long_session()
+    for budget in (600, 900, 1500, 2000, 4000):
+        out = summarize(turns, budget=budget)
+        assert tokens.rough_text(with_summary_prefix(out)) <= budget, budget
+    small = summarize(turns, budget=1500)
+    assert "SEARCH" not in small and "`mod59.py` — modified" in small  # searches are trimmed before edits
+    assert "Port the parser to the new AST" in section(small, "## Goal")
+
+
+def test_focus_weights_sections_offline():
+    turns = _long_session()
+    plain = summarize(turns, budget=1200)
+    focused = summarize(turns, budget=1200, focus="mod7.py")
+    assert "mod7.py` — modified (1 reads" not in plain and "`mod7.py` — modified (1 reads" in focused
+
+
+def test_four_rounds_converge_and_keep_first_round_files_and_errors():
+    rounds = [_long_session(12)] + [
+        [{"role": "user", "content": f"round {r}: continue"}] + [
+            m for k, m in enumerate(_long_session(6)) if k > 0] for r in range(1, 4)]
+    first = extract(rounds[0])
+    previous = None
+    sizes = []
+    for turns in rounds:
+        previous = summarize(turns, previous, budget=2500, item_ratio=None)
+        sizes.append(tokens.rough_text(with_summary_prefix(previous)))
+    assert max(sizes) <= 2500
+    files_named = sum(1 for p in first.files if p.rsplit("/", 1)[-1] + "`" in previous)
+    errors_named = sum(1 for c in first.errors if c in previous)
+    assert files_named / len(first.files) >= 0.85 and errors_named / len(first.errors) >= 0.85
+    assert previous.count("`mod0.py` — modified") == 1  # merged by key, not stacked
+
+
+def test_previous_summary_lines_merge_by_key():
+    previous = ("## Goal\nMigrate the gateway.\n\n## Completed Actions\n1. RUN `make` — exit 0\n\n"
+                "## Relevant Files\n- `a.py` — read (1 reads)\n- `deploy/staging/values.yaml` — read (9 reads)")
     out = summarize(OPS[1:6], previous)
-    actions = section(out, "## Completed Actions")
-    assert actions.startswith("1. READ a.py") and "\n3. RUN `kubectl logs" in actions and "\n4. READ deploy" in actions
     assert section(out, "## Goal") == "Migrate the gateway."
-    assert section(out, "## Relevant Files").startswith("- a.py\n")
+    files = section(out, "## Relevant Files")
+    assert "- `a.py` — read (1 reads)" in files and "(9 reads)" not in files
+    assert files.count("deploy/staging/values.yaml") == 1
+    assert "RUN `make` — exit 0" in section(out, "## Completed Actions")
+
+
+def test_coverage_counts_what_the_summary_names():
+    turns = OPS[1:15]
+    cov = coverage(summarize(turns), turns)
+    assert cov["files"] == {"total": 2, "named": 2} and cov["errors"]["named"] == cov["errors"]["total"] == 2
+    assert coverage("## Goal\nNone.", turns)["asks"] == {"total": 3, "named": 0}
 
 
 def test_deterministic_and_pure():
@@ -90,9 +257,57 @@ def test_coding_session_example_through_compress():
     out, report = compress(doc, summarizer=ExtractiveSummarizer(), protect_last_n=6, tail_token_budget=400)
     assert report["summarizer"] == "extractive" and report["dropped_without_summary"] == 0
     summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
-    for fact in ["5. RUN `pytest -q tests/test_budget.py` — exit 0", "42 passed in 0.42s",
-                 "src/budget.py: patched `threshold_tokens = int(ctx * pct)` →",
-                 "tests/test_small_window.py: written", "- src/config.py",
+    for fact in ["RUN `pytest -q tests/test_budget.py` — exit 0", "42 passed in 0.42s",
+                 "`src/budget.py` — modified (1 reads, 1 edits); last change: `threshold_tokens = int(ctx * pct)` →",
+                 "`tests/test_small_window.py` — created", "`src/config.py` — read",
                  "what's the threshold for a 1M window?"]:
         assert fact in summary, fact
     assert "ntests/" not in summary  # escaped newlines are not part of paths
+    assert report["summary_coverage"]["files"]["named"] == report["summary_coverage"]["files"]["total"]
+
+
+@given(seed=st.integers(0, 10_000), length=st.integers(1, 40), budget=st.integers(700, 6000),
+       focus=st.sampled_from([None, "src/app.py", "Recent user focus:\n- npm test"]))
+def test_any_transcript_stays_within_budget_and_the_task_is_the_snapshot(seed, length, budget, focus):
+    turns = [m for m in TranscriptGen(seed).transcript(length) if m.get("role") not in ("session_meta", "system")]
+    out = summarize(turns, budget=budget, focus=focus, item_ratio=None)
+    assert tokens.rough_text(with_summary_prefix(out)) <= budget
+    snapshot = task_snapshot(turns)
+    assert section(out, SECTIONS[0][0]) == (snapshot or "None")
+    again = summarize(turns, out, budget=budget, item_ratio=None)  # re-compressing its own output
+    assert tokens.rough_text(with_summary_prefix(again)) <= budget
+
+
+def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succeeds_later():
+    first = [{"role": "user", "content": "build it"}, turn(call("a", "Bash", {"command": "make build"})),
+             result("a", "Exit code 2\nError: missing header foo.h")]
+    previous = summarize(first)
+    assert section(previous, "## Blocked") == "- `make build` — exit 2: Error: missing header foo.h"
+    second = [{"role": "user", "content": "retry"}, turn(call("b", "Bash", {"command": "make build"})),
+              result("b", "Exit code 0")]
+    out = summarize(second, previous)
+    assert section(out, "## Blocked") == "None."
+    assert "- Resolved error: `make build` — exit 2: Error: missing header foo.h" in section(out, "## Critical Context")
+    assert summarize(second, out).count("make build` — exit 2") == 1  # converges
+
+
+@pytest.mark.slow
+def test_eval_on_the_fixtures_keeps_its_figures(capsys):
+    """`make eval` on our fixtures (slow: not in CI): >= 90 % of the probes, none over budget."""
+    sys.path.insert(0, str(ROOT / "eval"))
+    import run as evaluation
+
+    assert evaluation.main([]) == 0
+    table = capsys.readouterr().out
+    kept = int(re.search(r"\| \*\*overall\*\* \| (\d+) %", table).group(1))
+    assert kept >= 90 and "summaries over budget (any round): 0;" in table
+
+
+def test_a_file_named_absolute_and_relative_is_one_entry():
+    turns = [{"role": "user", "content": "pin numpy"},
+             turn(call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
+                                     "new_string": "numpy==2.1"})), result("a", "updated"),
+             turn(call("b", "Bash", {"command": "pip install -r requirements.txt"})), result("b", "Exit code 0")]
+    files = section(summarize(turns), "## Relevant Files")
+    assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
+                     "last change: `numpy` → `numpy==2.1`")

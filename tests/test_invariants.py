@@ -43,8 +43,11 @@ def test_compress_invariants(seed, msgs, tmp_path):
         assert report["dropped_without_summary"] == 0
         summary_at = next(i for i, m in enumerate(out) if is_summary_content(m.get("content")))
         head = msgs[1:report["start"]]
-        assert out[1:1 + len(head)] == [{k: v for k, v in m.items() if k != "_db_persisted"} for m in head] \
-            or find_problems(msgs)
+        # phase 1 prunes everything before the tail, the head too (Hermes does): a duplicate tool
+        # output in the head is deduplicated there as well
+        pruned_head = prune_messages(msgs, protect_tail_count=4, protect_tail_tokens=300)[0][1:report["start"]]
+        assert out[1:1 + len(head)] in ([{k: v for k, v in m.items() if k != "_db_persisted"} for m in h]
+                                        for h in (head, pruned_head)) or find_problems(msgs)
         assert expand(out, directory=str(tmp_path))[0] == msgs
         assert summary_at >= 1
     else:

@@ -7,8 +7,8 @@ import os
 import pytest
 from conftest import EXAMPLES, invoke
 
-from hermesctx.cli import pipeline
-from hermesctx.cli.runner import Env
+from hermesctx import pipeline
+from hermesctx.context import Context, Env
 from hermesctx.errors import UsageError
 from hermesctx.parallel import ordered_map
 
@@ -75,7 +75,7 @@ def test_run_document_does_not_mutate_its_input():
     import io as _io
 
     env = Env(_io.BytesIO(), _io.BytesIO(), _io.StringIO(), environ={}, quiet=True)
-    stages = pipeline.build(["prune", "sanitize", "cache-mark"], env)
+    stages = pipeline.build(["prune", "sanitize", "cache-mark"], Context(env))
     doc = json.loads(open(os.path.join(EXAMPLES, "coding-session.json"), "rb").read())
     before = copy.deepcopy(doc)
     out, reports = pipeline.run_document(stages, doc)

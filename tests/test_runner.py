@@ -7,8 +7,9 @@ import os
 import pytest
 from conftest import invoke
 
-from hermesctx.cli.runner import Env, transform_stream
+from hermesctx.context import Env
 from hermesctx.errors import FileIOError, InputError, UsageError
+from hermesctx.transcripts import transform_stream
 
 
 def make_env(stdin: bytes = b"") -> Env:

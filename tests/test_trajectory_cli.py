@@ -169,7 +169,7 @@ def test_progress_only_on_a_terminal(server):
     from io import BytesIO, StringIO
 
     from hermesctx.cli import run
-    from hermesctx.cli.runner import Env
+    from hermesctx.context import Env
 
     err = StringIO()
     env = Env(stdin=BytesIO(jsonl({"conversations": e2()[:3]}).encode()), stdout=BytesIO(),
@@ -194,7 +194,7 @@ def test_default_extractive_summarizer_offline():
     first = result.lines[0]
     summary = first["conversations"][4]["value"]
     assert summary.startswith("[CONTEXT SUMMARY]: ")
-    assert "READ config.yaml" in summary and "READ main.py" in summary  # turns 4-7's calls
+    assert "`config.yaml` — read" in summary and "`main.py` — read" in summary  # turns 4-7's calls
     assert first["compression_metrics"]["summarization_errors"] == 0
     again = invoke(["trajectory", str(EXAMPLE), "--target-max-tokens", "300",
                     "--summary-target-tokens", "50", "-j", "1"])

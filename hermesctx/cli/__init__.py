@@ -1,7 +1,9 @@
 """The ``hermesctx`` command line: a click group whose subcommands load on first use.
 
-Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``
-and only parses options, calls one core function and writes the result. Errors are caught once
+Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``:
+its options (generated from the stage's ``Options`` where it has one) go to one core entry
+(:mod:`hermesctx.transcripts`, :mod:`hermesctx.pipeline` or a stage's driver), which reads,
+runs and writes. Errors are caught once
 here: one line on stderr (``hermesctx: error: …``) and the documented exit status; the
 traceback only with ``--traceback`` or ``HERMESCTX_TRACEBACK=1``.
 
@@ -54,14 +56,7 @@ class LazyGroup(click.Group):
         module_name = COMMANDS.get(name)
         if module_name is None:
             return None
-        qualified = f"hermesctx.cli.commands.{module_name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                return None  # not built yet
-            raise
-        return module.command
+        return importlib.import_module(f"hermesctx.cli.commands.{module_name}").command
 
 
 _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
@@ -106,7 +101,7 @@ def _on_sigterm(signum, frame) -> None:
 
 def main() -> None:
     """Console entry point."""
-    from hermesctx.cli.runner import Env
+    from hermesctx.context import Env
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     sys.exit(run(sys.argv[1:], Env.from_process()))

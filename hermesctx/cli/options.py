@@ -1,8 +1,6 @@
-"""Option bundles: the same flag means the same thing in every command.
-
-Each bundle is a decorator that adds a group of click options; commands stack the ones they
-need (sqlite-utils' ``output_options`` style). Values a config file can also set default to
-None here, so :func:`settings_from` can tell "not given" from "given".
+"""Click options: generated from a stage's ``Options`` (:func:`stage_options`), plus the
+input/output bundles every command shares. The same flag means the same thing in every
+command. Values a config file can also set default to None, so "not given" stays apparent.
 """
 
 from __future__ import annotations
@@ -11,9 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-
-from hermesctx.budgets import RULES
-from hermesctx.config import Settings, load_settings
 
 
 def _stack(*decorators: Callable) -> Callable:
@@ -26,7 +21,7 @@ def _stack(*decorators: Callable) -> Callable:
 
 
 input_options = _stack(
-    click.argument("input", default="-", metavar="[FILE]", type=click.Path(dir_okay=False, allow_dash=True)),
+    click.argument("input", nargs=-1, metavar="[FILE]...", type=click.Path(dir_okay=False, allow_dash=True)),
     click.option("--jsonl/--no-jsonl", "jsonl", default=None,
                  help="Treat input as JSON Lines, one transcript per line (default: detected)."),
 )
@@ -41,6 +36,15 @@ inplace_options = _stack(
     click.option("--backup", is_flag=True, help="With --in-place: keep the original as FILE.bak."),
 )
 
+keep_going_options = _stack(
+    click.option("--keep-going", "keep_going", flag_value="pass", default=None,
+                 help="A JSON line that fails (not JSON, not a transcript, refused) is reported on stderr "
+                      "with its line number and written through unchanged; the other lines go on; exit 3 "
+                      "at the end if any failed."),
+    click.option("--skip-bad", "keep_going", flag_value="skip",
+                 help="As --keep-going, but a failing line is left out of the output."),
+)
+
 report_options = _stack(
     click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
                  help="Also write the JSON report to FILE (JSON Lines for a batch); - puts the JSON on stderr instead of the summary line."),
@@ -52,76 +56,65 @@ config_options = _stack(
                  help="YAML config (Hermes's config.yaml keys work)."),
 )
 
-model_options = _stack(
-    click.option("--model", "-m", default=None, help="Model name: context window, encoding, prices."),
-    click.option("--context-length", type=click.IntRange(min=1), default=None,
-                 help="Context window in tokens (overrides the model table)."),
-    click.option("--provider", default=None,
-                 help="Provider name (openai-codex selects the Codex context table)."),
-)
-
-budget_options = _stack(
-    click.option("--threshold", type=float, default=None,
-                 help="Fraction of the window that triggers compression (default 0.50)."),
-    click.option("--target-ratio", type=float, default=None,
-                 help="Tail budget as a fraction of the threshold (default 0.20)."),
-    click.option("--budget-rules", type=click.Choice(RULES), default=None,
-                 help="documented (default) or hermes-0.19 (Hermes's runtime floors)."),
-    click.option("--max-tokens", type=click.IntRange(min=1), default=None,
-                 help="Output reservation subtracted from the window (hermes-0.19 rules)."),
-)
-
-FLAG_KEYS = {
-    "model": "model.default",
-    "context_length": "model.context_length",
-    "provider": "model.provider",
-    "threshold": "compression.threshold",
-    "target_ratio": "compression.target_ratio",
-    "budget_rules": "compression.budget_rules",
-    "max_tokens": "model.max_tokens",
-    "protect_last_n": "compression.protect_last_n",
-    "protect_first_n": "compression.protect_first_n",
-}
+def _click_option(f, spec) -> list[Callable]:
+    """The click option(s) of one declared field (:class:`hermesctx.options.Spec`)."""
+    if spec.kind is bool and "/" not in spec.flag:
+        kw: dict[str, Any] = {"is_flag": True}
+    else:
+        kw = {"default": () if spec.multiple else None, "multiple": spec.multiple}
+        if spec.choices is not None:
+            kw["type"] = click.Choice(spec.choices)
+        elif spec.kind is int:
+            kw["type"] = click.IntRange(min=spec.low, max=spec.high)
+        elif spec.kind is float:
+            kw["type"] = (click.FloatRange(min=spec.low, max=spec.high, min_open=spec.open_low)
+                          if spec.low is not None or spec.high is not None else float)
+        elif spec.path:
+            kw["type"] = click.Path(file_okay=spec.path != "dir", dir_okay=spec.path != "file")
+        if spec.kind is bool:  # --x/--no-x
+            kw.pop("multiple")
+            kw["default"] = f.default
+    if f.default is not None and not spec.multiple and spec.kind is not bool:
+        kw["default"] = f.default
+    decls = [spec.flag, *([spec.short] if spec.short else []), f.name]
+    out = [click.option(*decls, metavar=spec.metavar, show_default=spec.show_default, help=spec.help, **kw)]
+    for alias in spec.aliases:  # the old spelling: same value, not shown
+        out.append(click.option(alias, f"{f.name}__{alias.lstrip('-').replace('-', '_')}", hidden=True,
+                                **{k: v for k, v in kw.items() if k != "default"},
+                                **({"default": ()} if spec.multiple else {})))
+    return out
 
 
-def settings_from(params: dict[str, Any], environ, **extra: Any) -> Settings:
-    """Settings for a command: its flags (named as in :data:`FLAG_KEYS`, plus ``extra`` dotted
-    keys) over the environment over the config file over the defaults."""
-    flags = {key: params.get(name) for name, key in FLAG_KEYS.items() if name in params}
-    flags.update(extra)
-    return load_settings(params.get("config_path"), env=environ, flags=flags)
+def stage_options(cls, *, shared: bool = False) -> Callable:
+    """The click options declared by a stage's ``Options``: its own fields, or (``shared``)
+    those it inherits (model and budget options)."""
+    from dataclasses import fields
+
+    from hermesctx.options import BudgetOptions, ModelOptions, specs
+
+    base = next((b for b in (BudgetOptions, ModelOptions) if issubclass(cls, b)), None)
+    common = {f.name for f in fields(base)} if base else set()
+    chosen = [(f, spec) for f, spec in specs(cls) if (f.name in common) == shared]
+    return _stack(*(d for f, spec in chosen for d in _click_option(f, spec)))
 
 
-def budget_kwargs(settings: Settings) -> dict[str, Any]:
-    """Keyword arguments for :func:`hermesctx.budgets.compute_budgets` and the stages using it."""
-    return {
-        "threshold": settings["compression.threshold"],
-        "target_ratio": settings["compression.target_ratio"],
-        "rules": settings["compression.budget_rules"],
-        "max_tokens": settings["model.max_tokens"],
-    }
+def options_from(cls, params: dict[str, Any]):
+    """``cls`` from the click parameters (taken out of ``params``); an old spelling counts
+    when the new one was not given."""
+    from hermesctx.options import specs
 
-
-def model_kwargs(settings: Settings, doc: Any = None) -> dict[str, Any]:
-    """Model, window and provider for one document: ``--model`` beats the document's own
-    ``model`` key, which beats the environment and the config file."""
-    model = settings["model.default"]
-    if (settings.source("model.default") != "flag" and isinstance(doc, dict)
-            and isinstance(doc.get("model"), str)):
-        model = doc["model"]
-    return {
-        "model": model,
-        "context_length": settings["model.context_length"],
-        "provider": settings["model.provider"],
-    }
-
-
-def tail_budget(settings: Settings, doc: Any = None) -> int:
-    """The tail token budget the compressor would protect for this document."""
-    from hermesctx.budgets import resolve_budgets
-
-    budgets, _ = resolve_budgets(**model_kwargs(settings, doc), **budget_kwargs(settings))
-    return budgets.tail_token_budget
+    values = {}
+    for f, spec in specs(cls):
+        value = params.pop(f.name, None)
+        for alias in spec.aliases:
+            old = params.pop(f"{f.name}__{alias.lstrip('-').replace('-', '_')}", None)
+            if spec.multiple and old:
+                value = (*(value or ()), *old)
+            elif old not in (None, ()) and value in (None, False, f.default):
+                value = old
+        if value is not None:
+            values[f.name] = value
+    return cls(**values)
 
 
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
@@ -144,7 +137,7 @@ def _set_lenient(ctx: click.Context, param: click.Parameter, value: bool) -> Non
     ctx.call_on_close(restore)
 
 
-# D14: strict input by default; the flag reaches the core through hermesctx.messages (a context
+# strict input by default (what Hermes would misread is an error, not a guess); the flag reaches the core through hermesctx.messages (a context
 # variable read by check_messages, detection and usage counting), so no command passes it on
 lenient_option = click.option(
     "--lenient", is_flag=True, expose_value=False, callback=_set_lenient,
@@ -171,7 +164,7 @@ target_options = _stack(
 
 # what every command that rewrites transcripts takes after its own options
 transcript_options = _stack(format_options, target_options, output_options, inplace_options,
-                            report_options)
+                            report_options, keep_going_options)
 
 _FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
 

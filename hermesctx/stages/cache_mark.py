@@ -1,23 +1,25 @@
-"""Anthropic prompt-cache breakpoints, strategy ``system_and_3`` (spec 40 §A; decision D8).
+"""Anthropic prompt-cache breakpoints, strategy ``system_and_3``.
 
 Hermes's placement: the system prompt at index 0, then the last 3 messages that can carry a
 marker (the last 4 when there is no system prompt). Where the marker goes depends on the
 content (string → one text part; list → its last element; empty → the message itself) and on
 the layout: *envelope* for OpenAI-wire requests (OpenRouter; only content parts count) or
-*native* for the Anthropic transport (top-level markers allowed). D8: markers already in the
+*native* for the Anthropic transport (top-level markers allowed). Unlike Hermes, markers already in the
 input are removed first, so a request never carries more than 4 and re-running changes nothing.
 
 Anthropic request bodies (top-level ``system``, content blocks) are marked as Hermes's adapter
-would mark them after conversion (spec A.9).
+would mark them after conversion.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
 from hermesctx.errors import UsageError
 from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, with_messages
+from hermesctx.options import option
 
 SYSTEM_AND_3 = "system_and_3"
 NONE = "none"
@@ -387,3 +389,60 @@ def check(doc: Any, previous: Any = None) -> dict:
         first = "system/tools" if not same_head else f"messages[{stable}]"
         report["first_difference"] = first
     return report
+
+
+@dataclass(frozen=True)
+class Options:
+    ttl: str | None = option(flag="--ttl", metavar="5m|1h", key="prompt_caching.cache_ttl",
+                             help="Cache lifetime (default 5m, config prompt_caching.cache_ttl); "
+                                  "anything else is an error.")
+    strategy: str = option(SYSTEM_AND_3, flag="--strategy", choices=STRATEGIES, show_default=True,
+                           help="system_and_3: the system prompt and the last 3 messages; none: remove "
+                                "every marker.")
+    native: bool = option(False, flag="--native-anthropic", kind=bool,
+                          help="Native Anthropic layout for OpenAI-shaped messages (top-level markers; "
+                               "default: the OpenRouter envelope layout). Anthropic request bodies are "
+                               "always native.")
+    model: str | None = option(flag="--model", short="-m",
+                               help="Model the request is for: warn when the cached prefix is under its "
+                                    "minimum (default: the request's own model).")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``. A bad TTL is a usage
+    error here, before any input is read."""
+    from hermesctx.options import flags
+
+    ttl = ctx.settings_with(flags(options))["prompt_caching.cache_ttl"]
+    marker(ttl)
+    strategy = options.strategy or SYSTEM_AND_3
+
+    def run(doc):
+        from hermesctx.wire import send
+
+        # the breakpoints go on the request as it is sent (as Hermes marks the messages it
+        # sends), never on a message or block the send path then drops
+        wire: dict = {}
+        doc = send.request(doc, detect_format(doc), wire)
+        for line in send.describe(wire):
+            ctx.env.warn(line)
+        own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
+        out, rep = cache_mark(doc, ttl=ttl, native=bool(options.native), strategy=strategy,
+                              model=options.model or own)
+        return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
+
+    return run
+
+
+def checker(previous: Any = None, *, against: bool = False, pretty: bool = False):
+    """``cache-mark --check [--against previous]`` on one document, for
+    :func:`hermesctx.transcripts.report_each`: the report as JSON; failed when over 4
+    breakpoints, or (``against`` a previous request) when no prefix is shared."""
+    from hermesctx import jsonio
+
+    def run(doc):
+        result = check(doc.data, previous)
+        failed = result["over_limit"] or (against and not result["cache_hit_tokens"])
+        return jsonio.dumps(result, pretty=pretty), None, failed
+
+    return run

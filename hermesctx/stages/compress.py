@@ -1,4 +1,4 @@
-"""compress: head / middle / tail compaction with a structured handoff summary (spec 30, D7).
+"""compress: head / middle / tail compaction with a structured handoff summary.
 
 The four phases of Hermes's ``ContextCompressor.compress()``:
 
@@ -10,7 +10,7 @@ The four phases of Hermes's ``ContextCompressor.compress()``:
 4. assemble head + summary + tail, then repair tool pairs (:mod:`hermesctx.stages.sanitize`).
 
 Stateless: a summary already in the transcript is found and updated, never stacked. Where
-Hermes can lose information hermesctx does not (D7): the latest real user message is never
+Hermes can lose information hermesctx does not: the latest real user message is never
 summarized away, nothing-to-compress returns the input, a failed summarizer falls back to the
 extractive one and then to Hermes's deterministic fallback, and a result larger than the input
 is not emitted.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -31,6 +32,7 @@ from hermesctx.messages import (
     part_type,
     with_messages,
 )
+from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
@@ -61,8 +63,6 @@ from hermesctx.summary.text import (
 )
 
 MIN_TAIL_FLOOR = 8
-SUMMARY_FLOOR = 2000
-SUMMARY_RATIO = 0.20
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"
 FALLBACK_MAX_CHARS = 8000
 FALLBACK_TURN_MAX_CHARS = 700
@@ -141,7 +141,7 @@ def _last_assistant(messages: list, head_end: int) -> int:
 
 
 def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20) -> int:
-    """Index where the tail starts (spec 30.2.3): a walk back under a soft ceiling of 1.5 x the
+    """Index where the tail starts, as Hermes finds it: a walk back under a soft ceiling of 1.5 x the
     budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
     user and text-bearing assistant messages anchored in the tail."""
     n = len(messages)
@@ -178,7 +178,10 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
 
 
 def summary_budget(turns: list, max_summary_tokens: int) -> int:
-    return max(SUMMARY_FLOOR, min(int(tokens.rough_messages(turns) * SUMMARY_RATIO), max_summary_tokens))
+    """:func:`hermesctx.budgets.summary_budget` of the turns' rough size."""
+    from hermesctx.budgets import summary_budget as budget_for
+
+    return budget_for(tokens.rough_messages(turns), max_summary_tokens)
 
 
 # --- the deterministic fallback (Hermes's, when no summarizer could answer) ------------------
@@ -243,7 +246,7 @@ def failure_reason(err: Any) -> str:
 
 
 def static_fallback_summary(turns: list, *, reason: str | None = None, had_previous: bool = False) -> str:
-    """Hermes's ``_build_static_fallback_summary`` (spec 30.7.4), prefix included."""
+    """Hermes's ``_build_static_fallback_summary``, prefix included."""
     asks, said, done, files, blockers, dropped = [], [], [], [], [], []
     calls: dict[str, tuple[str, str]] = {}
     for msg in turns:
@@ -361,7 +364,7 @@ def _with_note(msg: dict, hermes: bool) -> dict:
 
 
 def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
-    """``(role, merge)`` for the summary (spec 30.6.2): never two same-role neighbours; merge
+    """``(role, merge)`` for the summary, as Hermes picks it: never two same-role neighbours; merge
     into the tail's first message when no role fits."""
     n = len(messages)
     last_head = messages[start - 1].get("role", "user") if start > 0 else "user"
@@ -379,7 +382,7 @@ def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
 
 def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None,
              hermes_note: bool = True) -> list:
-    """Head (note on a leading system prompt) + summary + tail (spec 30.6), before repair. The
+    """Head (note on a leading system prompt) + summary + tail, as Hermes assembles them, before repair. The
     summary carries no flag: it is found by its text, as Hermes finds it."""
     out = []
     for i in range(start):
@@ -387,7 +390,7 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
         out.append(_with_note(msg, hermes_note) if i == 0 and msg.get("role") == "system" else msg)
     role, merge = summary_role(messages, start, end)
     if merge and end >= len(messages):
-        merge = False  # D7: nothing to merge into; keep the summary as its own message
+        merge = False  # nothing to merge into (Hermes would drop it); keep the summary as its own message
     if not merge:
         out.append({"role": role, "content": summary + "\n\n" + END_MARKER, **(extra or {})})
     for i in range(end, len(messages)):
@@ -451,7 +454,7 @@ def _note_archive(out: list, note: dict) -> list:
 
 def feedback(before: list, after: list, before_tokens: int, after_tokens: int, *,
              fallback: bool = False, dropped: int | None = None, reason: str | None = None) -> dict:
-    """Hermes's report lines (spec 30.8)."""
+    """Hermes's report lines."""
     noop = after == before
     n, m = len(before), len(after)
     if fallback:
@@ -510,7 +513,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         return _nothing(messages, "only tool results after the head", base)
     end = tail_cut(pruned, start, tail_token_budget, protect_last_n)
 
-    # D7: the latest real user message is kept verbatim, never summarized away
+    # the latest real user message is kept verbatim, never summarized away (Hermes may lose it)
     u = _last_user(pruned, start)
     if 0 <= u < end:
         base["latest_user_kept"] = u
@@ -529,7 +532,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     idx, previous = find_latest_summary(pruned, search_from, end)
     def middle(source: list) -> list:
         if idx is not None and idx >= start:
-            return source[start:idx] + source[idx + 1:end]  # D7: turns before the old summary count too
+            return source[start:idx] + source[idx + 1:end]  # turns before the old summary count too (not lost, as in Hermes)
         return source[start:end]
 
     turns = middle(pruned)
@@ -579,6 +582,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
               "focus": topic}
+    if not fallback:  # what of the middle's files, commands, errors and asks the summary still names
+        from hermesctx.summary.extractive import coverage
+        report["summary_coverage"] = coverage(summary, request.turns)
     if after_tokens >= before_tokens:
         return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
                                   f"~{after_tokens:,} tokens); input kept", base)
@@ -606,6 +612,9 @@ def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n:
 
 
 def describe(report: dict) -> str:
+    if "expanded" in report:  # a report of --expand (hermesctx.archive.expand)
+        return (f"restored {report['restored']} messages from {report['archive']}" if report["expanded"]
+                else report["reason"])
     if not report.get("compressed"):
         return f"{report['headline']}: {report['reason']}"
     line = f"{report['headline']} ({report['summarizer']}); {report['token_line']}"
@@ -614,3 +623,109 @@ def describe(report: dict) -> str:
     if report.get("warning"):
         line += f"; warning: {report['warning']}"
     return line
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    summarizer: str | None = option(
+        flag="--summarizer", choices=("extractive", "anthropic", "openai"),
+        help="Who writes the summary (default: config summarizer.name / auxiliary.compression."
+             "provider, else extractive: offline, no model).")
+    summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",
+                                       help="Model of the summarizer (config auxiliary.compression.model).")
+    base_url: str | None = option(flag="--base-url", key="auxiliary.compression.base_url",
+                                  help="Summarizer endpoint, e.g. any OpenAI-compatible server (env OPENAI_BASE_URL).")
+    api_key: str | None = option(flag="--api-key", key="auxiliary.compression.api_key",
+                                 help="Summarizer API key (env ANTHROPIC_API_KEY / OPENAI_API_KEY).")
+    timeout: float | None = option(
+        flag="--timeout", kind=float, low=0, open_low=True, key="auxiliary.compression.timeout",
+        help="Deadline in seconds for each whole summarizer request, not per read "
+             "(config auxiliary.compression.timeout).")
+    focus: str | None = option(flag="--focus", help="Topic that gets 60-70% of the summary budget.")
+    protect_first_n: int | None = option(flag="--protect-first-n", kind=int, low=0,
+                                         key="compression.protect_first_n",
+                                         help="Messages after the system prompt always kept (default 3).")
+    protect_last_n: int | None = option(
+        flag="--protect-last-n", kind=int, low=1, key="compression.protect_last_n",
+        help="Minimum of recent messages kept (default 20, at most 8 count toward the tail floor).")
+    tail_tokens: int | None = option(
+        flag="--tail-tokens", kind=int, low=1,
+        help="Token budget of the protected tail (default: threshold x target ratio of the model).")
+    if_needed: bool = option(False, flag="--if-needed", kind=bool,
+                             help="Only compress transcripts at or over the threshold.")
+    archive_dir: str | None = option(
+        flag="--archive", path="dir", key="archive.dir",
+        help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
+    expand: bool = option(False, flag="--expand", kind=bool,
+                          help="Reverse a compression made with --archive, reading only from that DIR.")
+    hermes_note: bool | None = option(
+        flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
+        help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
+             "added to the system prompt (config compression.hermes_note; default: only when the "
+             "system prompt mentions those files, i.e. a Hermes transcript).")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``; with ``expand`` the
+    reverse, reading only from the archive directory."""
+    settings = ctx.settings_with(flags(options))
+    directory = settings["archive.dir"]
+    if options.expand:
+        from functools import partial
+
+        from hermesctx.archive import expand
+        from hermesctx.errors import UsageError
+
+        if not directory:
+            raise UsageError("--expand reads archives only from the archive directory: "
+                             "give --archive DIR (or archive.dir in the config)")
+        return partial(expand, directory=directory)
+    name = (options.summarizer or settings["summarizer.name"]
+            or _provider_name(settings["auxiliary.compression.provider"]))
+    primary = _summarizer(name, settings, ctx.env)
+    fallback = None if name == "extractive" else _summarizer("extractive", settings, ctx.env)
+    archiver = None
+    if directory:
+        from hermesctx.archive import Archiver
+
+        archiver = Archiver(directory)
+
+    def run(doc):
+        budgets = ctx.budgets(settings, doc)[0]
+        if options.if_needed:
+            size = tokens.rough_messages(messages_of(doc))
+            if size < budgets.threshold_tokens:
+                return doc, {"compressed": False, "headline": "Not compressed",
+                             "reason": f"~{size:,} tokens is under the threshold of {budgets.threshold_tokens:,}"}
+        out, report = compress(doc, summarizer=primary, fallback_summarizer=fallback,
+                               protect_first_n=settings["compression.protect_first_n"],
+                               protect_last_n=settings["compression.protect_last_n"],
+                               tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
+                               max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
+                               archive=archiver, hermes_note=settings["compression.hermes_note"])
+        if report.get("warning"):
+            ctx.env.warn(report["warning"])
+        return out, report
+
+    return run
+
+
+def _provider_name(provider: str | None) -> str:
+    provider = (provider or "").strip().lower()
+    if provider == "anthropic":
+        return "anthropic"
+    if provider in ("openai", "openrouter", "custom", "ollama", "vllm", "lmstudio"):
+        return "openai"
+    return "extractive"
+
+
+def _summarizer(name, settings, env):
+    """The summarizer ``name`` with the summarizer settings (model, endpoint, key, timeout)."""
+    from hermesctx.summary import make_summarizer
+
+    return make_summarizer(name, model=settings["auxiliary.compression.model"],
+                           base_url=settings["auxiliary.compression.base_url"],
+                           api_key=settings["auxiliary.compression.api_key"],
+                           timeout=settings["auxiliary.compression.timeout"],
+                           retries=settings["summarizer.retries"], env=env.environ,
+                           max_failures=settings["summarizer.max_failures"], warn=env.warn)

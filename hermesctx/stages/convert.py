@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from hermesctx import formats
-from hermesctx.messages import content_text
 
 
 def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENAI,
@@ -69,18 +68,6 @@ def describe(report: dict) -> str:
     return line
 
 
-def text_of(messages: list) -> list[str]:
-    """Every piece of text of a transcript, in order (for tests of text preservation)."""
-    out = []
-    for msg in messages:
-        text = content_text(msg.get("content"))
-        if text:
-            out.append(text)
-        if msg.get("reasoning"):
-            out.append(msg["reasoning"])
-    return out
-
-
 def usage_report(info: dict, estimate_report: dict) -> dict | None:
     """For ``estimate`` on a session log: the usage recorded in the log beside the estimate.
 
@@ -125,3 +112,89 @@ def _estimated_total(report: dict) -> int | None:
         if isinstance(value, dict) and isinstance(value.get("total"), int):
             return value["total"]
     return None
+
+
+_LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "abandoned_branch_entries",
+             "detached_entries", "sidechain_events", "subagents", "orphan_tool_results",
+             "duplicate_tool_results", "empty_log", "skipped", "usage")
+
+
+def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, jsonl: bool | None = None,
+        include_sidechains: bool = False, all_segments: bool = False, verbose: bool = False,
+        pretty: bool = False, report: str | None = None) -> None:
+    """``hermesctx convert``: every document of ``path`` (one or several FILEs; a session log is
+    one transcript, written as it is read) in ``target``'s format on stdout; what the target
+    cannot hold on stderr."""
+    from hermesctx import jsonio
+    from hermesctx.transcripts import InFile, ReportSink, located, open_input, paths_of
+    from hermesctx.wire import send
+
+    env = ctx.env
+    sink = ReportSink(env, report)
+    ok = False
+    try:
+        paths = paths_of(path)
+        for one in paths:
+            with open_input(env, one) as stream:
+                opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=env.warn,
+                                          include_sidechains=include_sidechains, all_segments=all_segments)
+                if isinstance(opened, formats.LogStream):
+                    _convert_log(env, sink, opened, target, verbose, pretty)
+                    continue
+                docs = formats.documents(opened if opened is not None else stream, source=source,
+                                         jsonl=jsonl, convert_documents=False)
+                if len(paths) > 1:
+                    docs = (InFile(doc, one) for doc in docs)
+                for doc, (out, rep) in located(docs, lambda doc: _convert_read(doc, target)):
+                    out = send.request(out, target, rep.setdefault("wire", {}))
+                    env.stdout.write(jsonio.dumps(out, pretty=pretty))
+                    _tell(env, sink, doc, rep, verbose)
+        ok = True
+    finally:
+        sink.close(ok)
+
+
+def _convert_read(doc, target: str) -> tuple[Any, dict]:
+    """One document read by :func:`formats.documents`, converted; what reading it left out
+    counted with what the target cannot hold."""
+    out, rep = convert(doc.data, source=doc.info["format"], target=target)
+    for what, n in doc.info["lost"].items():
+        rep["lost"][what] = rep["lost"].get(what, 0) + n
+    return out, rep
+
+
+def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool) -> None:
+    import itertools
+
+    from hermesctx import jsonio
+
+    if verbose:
+        env.info(f"read as {log.name}")
+    counts, lost = Counts(), {}
+    wire: dict = {}
+    messages = log.messages()
+    first = next(messages, None)  # the first pass, which may refuse the log, before any output
+    messages = itertools.chain([] if first is None else [first], messages)
+    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty,
+                         wire=wire)
+    info = log.info()
+    for what, n in info.get("lost", {}).items():
+        lost[what] = lost.get(what, 0) + n
+    rep = counts.report(log.name, target, lost)
+    rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
+    rep["wire"] = wire
+    _tell(env, sink, jsonio.Document(None, 0, None), rep, verbose)
+
+
+def _tell(env, sink, doc, rep: dict, verbose: bool) -> None:
+    from hermesctx.wire import send
+
+    where = f"{doc.where}: " if doc.where else ""
+    if verbose and rep["from"] not in formats.LOG_FORMATS:
+        env.info(f"{where}read as {rep['from']}")
+    wire = rep.pop("wire", None) or {}
+    if wire:
+        rep["wire"] = wire
+    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire)]:
+        env.warn(where + line)
+    sink.add(doc, rep, describe(rep) if verbose else None)

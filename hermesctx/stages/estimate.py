@@ -2,7 +2,7 @@
 
 Counts the whole request (system prompt, messages, tool schemas) with one of two methods:
 
-* ``rough``: Hermes's own request estimate, exactly (decision D2; :mod:`hermesctx.tokens`).
+* ``rough``: Hermes's own request estimate, exactly, so the figure is the one Hermes acts on (:mod:`hermesctx.tokens`).
   ``total`` is Hermes's figure; the parts are rounded separately and need not sum to it.
 * ``exact``: tiktoken with the model's encoding (a proxy encoding, named as such, for models
   whose tokenizer is not public). Parts sum to ``total`` (plus 3 reply-priming tokens).
@@ -13,6 +13,7 @@ provider ``usage`` object when one is given (``input + cache_read + cache_write`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -20,6 +21,7 @@ from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
 from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
 from hermesctx.messages import ANTHROPIC, check_strict, detect_format, messages_of, system_text
 from hermesctx.models import resolve_context_length
+from hermesctx.options import BudgetOptions, flags, option
 
 ROUGH = "rough"
 EXACT = "exact"
@@ -254,3 +256,72 @@ def format_table(report: dict) -> str:
     for item in report.get("per_message", []):
         lines.append(f"#{item['index']:<5} {str(item['role']):<10} {item['tokens']:>8,}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    method: str = option(EXACT, flag="--method", choices=(EXACT, ROUGH), show_default=True,
+                         help="exact: tiktoken; rough: Hermes's character estimate.")
+    encoding: str | None = option(flag="--encoding", choices=("o200k_base", "cl100k_base"),
+                                  help="Encoding for --method exact (default: from the model).")
+    usage_path: str | None = option(flag="--usage", path="file",
+                                    help="Provider usage JSON whose prompt tokens replace the estimate.")
+    per_message: bool = option(False, flag="--per-message", kind=bool, help="Add a row per message.")
+    report_format: str | None = option(flag="--format", choices=("json", "table"),
+                                       help="Default: table when the report goes to a terminal, else JSON.")
+    tee: bool = option(False, flag="--tee", kind=bool,
+                       help="Pass the input through to stdout unchanged (not rewritten for the wire: "
+                            "the one command that does not); report on stderr.")
+    check: bool = option(False, flag="--check", kind=bool, help="Exit 1 when a request reaches the threshold.")
+
+
+def build(options: Options, ctx, *, pretty: bool = False):
+    """``estimate`` of one document read by :func:`hermesctx.transcripts.documents`:
+    ``(stdout bytes, stderr text or None, failure)`` for
+    :func:`hermesctx.transcripts.report_each`; the failure (with ``check``, when it would
+    compress) says why."""
+    from hermesctx import jsonio
+
+    settings = ctx.settings_with(flags(options))
+    env = ctx.env
+    table = options.report_format == "table"
+    if options.report_format is None:  # a table for a person, JSON for a program
+        table = env.stderr_isatty if options.tee else env.stdout_isatty
+    usage = None
+    if options.usage_path:
+        from hermesctx.stages.normalize_usage import normalize_usage
+
+        usage = normalize_usage(jsonio.read_json_file(options.usage_path), provider=None)
+
+    def run(doc):
+        report = estimate(doc.data, **ctx.model(settings, doc.data), method=options.method,
+                          encoding=options.encoding, usage=usage, per_message=options.per_message,
+                          **ctx.budget_rules(settings))
+        for warning in report.get("warnings", ()):
+            ctx.env.warn(warning)
+        _recorded_usage(doc, report)
+        text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
+        failed = None
+        if options.check and report["would_compress"]:
+            failed = (f"{report['prompt_tokens']:,} prompt tokens reach the compression threshold of "
+                      f"{report['budgets']['threshold_tokens']:,}")
+        if not options.tee:
+            return text, None, failed
+        raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
+        return (raw if raw.endswith(b"\n") else raw + b"\n"), text.decode(), failed
+
+    return run
+
+
+def _recorded_usage(doc, report: dict) -> dict | None:
+    """For a session log that recorded its usage: that figure beside the estimate (added to
+    ``report`` as ``recorded_usage``)."""
+    info = getattr(doc, "info", None)
+    if not info or "usage" not in info:
+        return None
+    from hermesctx.stages.convert import usage_report
+
+    recorded = usage_report(info, report)
+    if recorded is not None:
+        report["recorded_usage"] = recorded
+    return recorded

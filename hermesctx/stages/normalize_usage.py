@@ -1,6 +1,6 @@
 """normalize-usage: a provider's raw ``usage`` → canonical token buckets (Hermes ``normalize_usage``).
 
-The branch is picked from the shape of the JSON (decision D9) or forced with ``provider``:
+The branch is picked from the shape of the JSON (a usage object rarely names its provider) or forced with ``provider``:
 ``anthropic`` (Messages API), ``openai`` (Chat Completions and compatibles), ``codex``
 (Responses API). The arithmetic is Hermes's, read from plain JSON: a missing key or ``null`` is
 0, a nested object is used only when it is non-empty, ``int()`` truncates, only the derived
@@ -9,9 +9,11 @@ The branch is picked from the shape of the JSON (decision D9) or forced with ``p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.errors import InputError
+from hermesctx.options import option
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -36,7 +38,7 @@ def _hermes_int(value: Any) -> int:
 
 
 def _strict_int(value: Any, where: str) -> int:
-    """A count as strict input (D14) takes it: absent or null is 0, a number is truncated to
+    """A count as strict input takes it (a wrong count is a bug upstream, not a zero): absent or null is 0, a number is truncated to
     an integer as Hermes does; anything else (a string, a boolean, an array) or a number beyond
     ±2^53 is bad input naming the key."""
     if value is None:
@@ -204,7 +206,7 @@ def detect_provider(usage: dict, envelope: Any = None) -> str:
 def normalize_usage(obj: Any, *, provider: str | None = None, lenient: bool | None = None) -> dict:
     """Canonical buckets plus ``prompt_tokens`` and ``total_tokens`` and the branch used.
 
-    Counts are read strictly (D14: a count that is no number is bad input, see
+    Counts are read strictly (a count that is no number is bad input, see
     :func:`_strict_int`) unless ``lenient`` (default: ``--lenient``,
     :func:`hermesctx.messages.is_lenient`), which reads them exactly as Hermes does."""
     usage = usage_of(obj)
@@ -284,3 +286,111 @@ def add_usage(total: dict | None, one: dict) -> dict:
     if out.get("provider") != one.get("provider"):
         out["provider"] = "mixed"
     return out
+
+
+# the usage format also names the billing route, as Hermes's one provider drives both
+# (--billing-provider wins)
+_BILLING = {"anthropic": "anthropic", "openai": "openai", "codex": "openai"}
+_ZERO = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+         "prompt_tokens", "total_tokens", "request_count")
+
+
+@dataclass(frozen=True)
+class Options:
+    usage_format: str | None = option(
+        flag="--usage-format", choices=PROVIDERS, aliases=("--provider",),
+        help="Force the usage shape: anthropic (Messages), openai (Chat Completions and "
+             "compatibles), codex (Responses). Default: detected from the JSON. Also the "
+             "billing route (codex: openai) unless --billing-provider is given.")
+    model: str | None = option(flag="--model", short="-m",
+                               help='Price the usage for this model (default: the response\'s own "model").')
+    billing_provider: str | None = option(
+        flag="--billing-provider",
+        help="Billing route for the price, as in Hermes (anthropic, openai, bedrock, google, "
+             "deepseek, fireworks, openai-codex, ...), or auto: the vendor of each input's usage "
+             "shape. Without it only provider/model names such as anthropic/claude-opus-4.7 "
+             "are priced, as in Hermes.")
+    base_url: str | None = option(flag="--base-url", help="Endpoint the call went to (selects the billing route).")
+    pricing_path: str | None = option(
+        flag="--pricing", path="file",
+        help='Price table JSON ({"prices": [...]}, USD per million tokens) replacing the built-in snapshot.')
+    total: bool = option(False, flag="--sum", kind=bool,
+                         help="One object: the session totals over every input (costs summed per call).")
+    no_cost: bool = option(False, flag="--no-cost", kind=bool, help="Leave the cost out.")
+    skip_no_usage: bool = option(
+        False, flag="--skip-no-usage", kind=bool,
+        help="Skip inputs that hold no usage (the other events of a recorded stream) instead of "
+             "failing; the count goes to stderr.")
+
+
+def run(options: Options, ctx, docs, *, pretty: bool = False) -> None:
+    """``hermesctx normalize-usage`` over documents: each usage normalized and priced, on
+    stdout one by one, or (``total``) summed into one object at the end."""
+    from hermesctx import jsonio
+    from hermesctx.transcripts import located
+
+    env = ctx.env
+    table = None
+    if options.pricing_path:
+        from hermesctx.pricing import parse_table
+
+        table = parse_table(jsonio.read_json_file(options.pricing_path), options.pricing_path)
+    summed = None
+    costs: list[dict] = []
+    skipped = 0
+    line_model = None  # a Codex rollout names its model in turn_context lines, not with the usage
+
+    def one(doc):
+        nonlocal line_model
+        line_model = _turn_model(doc.data) or line_model
+        if options.skip_no_usage and not has_usage(doc.data):
+            return None
+        return normalize_usage(doc.data, provider=options.usage_format)
+
+    for doc, usage in located(docs, one):
+        if usage is None:
+            skipped += 1
+            continue
+        for warning in usage.pop("warnings", ()):
+            env.warn(f"{doc.where}: {warning}" if doc.where else warning)
+        cost = _cost(options, env, usage, options.model or model_of(doc.data) or line_model, table)
+        if options.total:
+            summed = add_usage(summed, usage)
+            if cost is not None:
+                costs.append(cost)
+            continue
+        env.stdout.write(jsonio.dumps({**usage, "cost": cost} if cost is not None else usage, pretty=pretty))
+    if skipped:
+        env.info(f"normalize-usage: skipped {skipped} input(s) without usage")
+    if options.total:
+        if summed is None:
+            summed = {"provider": None, **dict.fromkeys(_ZERO, 0)}
+        if costs:
+            from hermesctx.pricing import add_costs
+
+            summed = {**summed, "cost": add_costs(costs)}
+        env.stdout.write(jsonio.dumps(summed, pretty=pretty))
+
+
+def _cost(options: Options, env, usage: dict, model: str | None, table) -> dict | None:
+    """Hermes's cost estimate for one usage, or None (no model, or --no-cost)."""
+    if not model or options.no_cost:
+        return None
+    from hermesctx.pricing import estimate_cost, guess_billing_provider
+
+    route = options.billing_provider if options.billing_provider is not None else _BILLING.get(options.usage_format)
+    if route == "auto":
+        route = guess_billing_provider(usage["provider"], model, table, library=table is None)
+    cost = estimate_cost(usage, model, provider=route, base_url=options.base_url, table=table,
+                         library=table is None)  # the price library fills Hermes's gaps
+    if cost["status"] == "unknown" and not options.billing_provider and not options.base_url:
+        env.warn(f"no price for {model!r} without a billing route: pass --billing-provider")
+    return cost
+
+
+def _turn_model(data) -> str | None:
+    if isinstance(data, dict) and data.get("type") == "turn_context":
+        payload = data.get("payload")
+        model = payload.get("model") if isinstance(payload, dict) else None
+        return model if isinstance(model, str) and model else None
+    return None

@@ -1,10 +1,10 @@
 """Phase 1 of compaction: cheap pruning of old tool output, no model call.
 
 :func:`prune_messages` is Hermes 0.19.0's ``_prune_old_tool_results`` on OpenAI-shaped
-messages (spec 20.1): deduplicate identical tool results over the whole transcript, replace
+messages: deduplicate identical tool results over the whole transcript, replace
 tool results outside the protected tail by one-line stubs (:mod:`hermesctx.stubs`), shrink
 long tool-call arguments outside the tail. Anthropic ``tool_use``/``tool_result`` blocks get
-the same three passes in a transcript without OpenAI tool traffic (decision D5; Hermes leaves
+the same three passes in a transcript without OpenAI tool traffic (so Anthropic transcripts shrink too; Hermes leaves
 them alone).
 
 Copy-on-write: the input is never mutated; only rewritten messages are new dicts.
@@ -13,6 +13,7 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -25,6 +26,7 @@ from hermesctx.messages import (
     part_type,
     with_messages,
 )
+from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.stubs import summarize_tool_result
 
 DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
@@ -84,7 +86,7 @@ def truncate_args_json(args: Any) -> Any:
 
 def tail_boundary(messages: list, protect_tail_count: int, protect_tail_tokens: int | None,
                   estimate=tokens.tail_tokens) -> int:
-    """Index of the first protected message (spec 20.1.2 step 3).
+    """Index of the first protected message, as Hermes finds it.
 
     Token mode walks back while the budget holds; the message that overflows it is itself
     protected; ``protect_tail_count`` is a floor. Count mode: the last ``count`` messages.
@@ -207,7 +209,7 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
     return result, report
 
 
-# --- Anthropic blocks (D5) --------------------------------------------------------------
+# --- Anthropic blocks (Hermes prunes none) --------------------------------------------------------------
 
 def _anthropic_tokens(msg: dict) -> int:
     """Tail-walk estimate for Anthropic blocks: text of every block // 4 + 10."""
@@ -299,7 +301,7 @@ def prune_messages(messages: list, *, protect_tail_count: int,
         return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
                           "boundary": 0, "changes": []}
     # OpenAI passes always (exactly Hermes: they touch only `tool` messages and `tool_calls`),
-    # then the same rules on Anthropic blocks in an Anthropic transcript (D5), with a tail
+    # then the same rules on Anthropic blocks in an Anthropic transcript (Hermes prunes none), with a tail
     # estimate that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
     boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
     result, report = _prune_openai(messages, boundary)
@@ -315,7 +317,7 @@ def prune_messages(messages: list, *, protect_tail_count: int,
 
 
 def anthropic_blocks_apply(messages: list) -> bool:
-    """Whether ``tool_use``/``tool_result`` blocks are pruned and repaired (D5, D6): only in a
+    """Whether ``tool_use``/``tool_result`` blocks are pruned and repaired: only in a
     transcript that has such blocks and no OpenAI tool traffic (no ``tool`` message, no
     assistant with a non-empty ``tool_calls`` list). An OpenAI transcript is handled exactly
     as Hermes handles it, which leaves blocks it happens to contain alone."""
@@ -358,3 +360,45 @@ def describe(report: dict) -> str:
     if report.get("tokens_before") is None:
         return line
     return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
+
+
+_VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "truncate arguments"}
+
+
+@dataclass(frozen=True)
+class Options(BudgetOptions):
+    # Hermes's protect_tail_count may be 0 here (no floor: the token budget alone); the config
+    # key keeps its own range (>= 1), so the flag is not checked as the key
+    protect_last_n: int | None = option(
+        flag="--protect-last-n", kind=int, low=0, key="compression.protect_last_n", own_range=True,
+        help="Always protect at least the last N messages; 0: no floor "
+             "(default 20, config compression.protect_last_n).")
+    tail_tokens: int | None = option(
+        flag="--tail-tokens", kind=int, low=0,
+        help="Token budget of the protected tail (0: count only; default: from the model's budgets).")
+    dry_run: bool = option(False, flag="--dry-run", kind=bool,
+                           help="List what would change on stderr; output the input unchanged.")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``. The report's token
+    counts cost more than the pruning: skipped when nothing reads the reports."""
+    settings = ctx.settings_with(flags(options))
+    last_n = options.protect_last_n
+    if last_n is None:
+        last_n = settings["compression.protect_last_n"]
+
+    def run(doc):
+        budget = options.tail_tokens
+        if budget is None:
+            budget = ctx.budgets(settings, doc)[0].tail_token_budget
+        new, rep = prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=ctx.reports)
+        if options.dry_run:
+            for change in rep["changes"]:
+                block = f" block {change['block']}" if "block" in change else ""
+                ctx.env.info(f"would {_VERBS[change['change']]}: messages[{change['index']}]{block}")
+            rep["dry_run"] = True
+            return doc, rep
+        return new, rep
+
+    return run

@@ -1,4 +1,4 @@
-"""Repair orphaned tool_call / tool_result pairs (spec 20.3, 20.4.1; decision D6).
+"""Repair orphaned tool_call / tool_result pairs.
 
 - :func:`strip_orphans` — Hermes's compressor repair ``_sanitize_tool_pairs``: results whose
   call is gone are removed, calls whose result is gone are removed, and an assistant message
@@ -8,7 +8,7 @@
   removed, a stub result injected right after each call that lost its result, duplicate ids
   dropped.
 - :func:`repair_positional` — the repair of what :func:`hermesctx.wire.rules.check_pairing`
-  flags (D12), where Hermes's result would still be rejected: each result moved right after
+  flags (the 400s the APIs return), where Hermes's result would still be rejected: each result moved right after
   its call, orphans and duplicates dropped, reused Anthropic ids renumbered, calls left without
   a result removed or stubbed. :func:`sanitize` uses it only then.
 - :func:`find_problems` — the orphans by Hermes's set-based matching.
@@ -22,9 +22,11 @@ input.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.messages import check_messages, messages_of, with_messages
+from hermesctx.options import option
 from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
@@ -262,7 +264,7 @@ def _merge_stub_turns(messages: list) -> list:
     return out
 
 
-# --- positional repair (D12: what validate's tool-pairing rules need) ----------------------
+# --- positional repair (what validate's tool-pairing rules need: the APIs' own 400s) ----------------------
 
 _POSITIONAL_KEYS = ("results_moved", "ids_rewritten", "ids_renumbered", "messages_joined",
                     "empty_call_lists_removed")
@@ -520,7 +522,7 @@ def repair_positional(messages: list, target: str, *, stub: bool = False) -> tup
 
 def _both(openai_pass, messages: list, stub: bool) -> tuple[list, dict]:
     """The OpenAI repair (exactly Hermes), then the same repair of Anthropic blocks when the
-    transcript is an Anthropic one (D6; see :func:`anthropic_blocks_apply`)."""
+    transcript is an Anthropic one (Hermes leaves blocks alone; see :func:`anthropic_blocks_apply`)."""
     out, report = openai_pass(messages)
     if anthropic_blocks_apply(messages):
         out, extra = _repair_anthropic(out, stub=stub)
@@ -586,7 +588,7 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
 
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     """The ``sanitize`` stage on a document: ``(new_doc, report)``; ``report["repair"]`` says
-    which repair made the output (D6, D12):
+    which repair made the output:
 
     - ``none``: the input breaks no tool-pairing rule of its API, and its pairs are kept as
       they are (Hermes's set-based matching would delete a valid Codex pair or an exchange
@@ -633,3 +635,23 @@ def describe(report: dict) -> str:
         if report.get(key):
             parts.append(f"{report[key]} {what}")
     return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Options:
+    stub: bool = option(False, flag="--stub", kind=bool,
+                        help="Inject stub results for calls that lost theirs (Hermes's pre-API repair) "
+                             "instead of removing the calls.")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``."""
+    stub = bool(options.stub)
+    return lambda doc: sanitize(doc, stub=stub)
+
+
+def check(doc: Any, target: str, _line: int | None = None) -> list:
+    """``sanitize --check``: the tool-pairing problems of one document (what sanitize itself
+    refuses is an error, exit 3)."""
+    check_messages(messages_of(doc))
+    return check_pairing(doc, target)

@@ -1,4 +1,4 @@
-"""Spill oversized tool results to files (Hermes's tool-result persistence; spec 40 §D, D10).
+"""Spill oversized tool results to files (Hermes's tool-result persistence).
 
 Two layers, as Hermes runs them after every turn:
 
@@ -9,7 +9,7 @@ Two layers, as Hermes runs them after every turn:
    largest not-yet-spilled ones are spilled (threshold 0) until the turn fits.
 
 Thresholds scale with the context window when one is given (``budget_for_window``). File names
-are Hermes's (decision D10): a later result whose id gives the same name takes the file, as in
+are Hermes's, so a spill made here reads like one Hermes made: a later result whose id gives the same name takes the file, as in
 Hermes, but the earlier content is first moved to ``<dir>/.replaced/`` (listed in the report),
 so :func:`restore` still finds it. Unlike Hermes, a failed write is an error (nothing is
 emitted, nothing truncated), writes are atomic, and :func:`restore` reverses a spill.
@@ -34,8 +34,9 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermesctx.errors import FileIOError
+from hermesctx.errors import FileIOError, UsageError
 from hermesctx.messages import check_messages, messages_of, with_messages
+from hermesctx.options import ModelOptions, flags, option
 from hermesctx.redact import redact_head
 
 DEFAULT_RESULT_SIZE = 100_000
@@ -575,3 +576,80 @@ def describe(report: dict) -> str:
     return (f"spilled {_n(report['spilled'], 'tool result')} ({report['by_turn_budget']} by the turn budget) "
             f"to {report['dir']}; {report['chars_before']:,} -> {report['chars_after']:,} chars"
             + (f"; replaced {_n(len(replaced), 'file')} of the same name" if replaced else ""))
+
+
+@dataclass(frozen=True)
+class Options(ModelOptions):
+    directory: str | None = option(
+        flag="--dir", path="dir", key="spill.dir",
+        help="Where spilled results go (config spill.dir; default $TMPDIR/hermes-results-UID, "
+             "private: created mode 0700, refused if another user owns it).")
+    thresholds: tuple = option(
+        (), flag="--result-threshold", multiple=True, metavar="[TOOL=]CHARS", aliases=("--threshold",),
+        help="Per-result threshold, for every tool or one tool (repeatable; read_file is never "
+             "spilled by size alone).")
+    turn_budget: int | None = option(
+        flag="--turn-budget", kind=int, low=1,
+        help="Characters all results of one turn may take (default 200,000, scaled to the model).")
+    restore: bool = option(False, flag="--restore", kind=bool,
+                           help="Reverse: put spilled results back from their files (only a file whose "
+                                "sha256 DIR/.index recorded for that block).")
+    dry_run: bool = option(False, flag="--dry-run", kind=bool,
+                           help="Report what would be spilled; write no file, output the input.")
+
+
+def build(options: Options, ctx):
+    """The stage as a function of one document, ``doc -> (doc, report)``. Thresholds follow
+    the model's window when a model or a window was set (flag, environment or config)."""
+    settings = ctx.settings_with(flags(options))
+    named = options.directory or settings["spill.dir"]
+    directory = named or default_dir(ctx.env.environ)
+    default, overrides = parse_thresholds(options.thresholds or (), settings["spill.thresholds"])
+    if "read_file" in overrides:
+        ctx.env.warn("a read_file threshold is ignored: read_file is never spilled by its size alone "
+                     "(only by the turn budget)")
+    if options.restore:
+        return lambda doc: restore(doc, directory=directory)
+    dry_run = bool(options.dry_run)
+    writer = Writer(directory, dry_run=dry_run, private=not named)
+    scaled = any(settings.source(key) != "default" for key in ("model.default", "model.context_length"))
+
+    def explicit(key):  # a config/env value, or None when only the default is there (the window decides)
+        return settings[key] if settings.source(key) != "default" else None
+
+    def run(doc):
+        budget = budget_for_window(
+            ctx.window(settings, doc) if scaled else None, tool_overrides=overrides,
+            default_result_size=default if default is not None else explicit("spill.default_threshold"),
+            turn_budget=options.turn_budget if options.turn_budget is not None else explicit("spill.turn_budget"))
+        new, rep = spill(doc, budget=budget, writer=writer)
+        for path in rep["replaced"]:
+            ctx.env.warn(f"{'would replace' if dry_run else 'replaced'} {path}: another result has the "
+                         "same file name (Hermes replaces it too)")
+        if dry_run:
+            for path in rep["files"]:
+                ctx.env.info(f"would write {path}")
+            return doc, rep
+        return new, rep
+
+    return run
+
+
+def parse_thresholds(values, configured: dict | None) -> tuple[int | None, dict]:
+    """``--result-threshold`` values (``[TOOL=]CHARS``) over the configured per-tool ones:
+    ``(default for every tool or None, {tool: chars})``."""
+    overrides = {str(k): int(v) for k, v in (configured or {}).items()}
+    default = None
+    for value in values:
+        tool, _, chars = value.rpartition("=")
+        try:
+            number = int(chars.replace(",", "").replace("_", ""))
+        except ValueError:
+            raise UsageError(f"--result-threshold (--threshold): expected [TOOL=]CHARS, got {value!r}") from None
+        if number < 0:
+            raise UsageError("--result-threshold (--threshold): thresholds must be >= 0")
+        if tool:
+            overrides[tool] = number
+        else:
+            default = number
+    return default, overrides

@@ -1,4 +1,4 @@
-"""Trajectory mode: Hermes's TrajectoryCompressor for ShareGPT training data (decision D11).
+"""Trajectory mode: Hermes's TrajectoryCompressor for ShareGPT training data.
 
 An entry is a JSON object whose ``conversations`` is a list of turns ``{"from", "value"}``
 (roles ``system``, ``human``, ``gpt``, ``tool``). A trajectory over ``target_max_tokens`` gets
@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hermesctx.options import option
 from hermesctx.redact import redact
 from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
 
@@ -540,3 +541,144 @@ def compress_stream(items: Iterable[tuple[Any, Any]], *, config: TrajectoryConfi
     finally:
         # closed early (stdout gone, Ctrl-C): drop queued work, do not wait for it
         pool.shutdown(wait=finished, cancel_futures=True)
+
+
+ROLES = ("system", "human", "gpt", "tool")
+
+
+@dataclass(frozen=True)
+class Options:
+    target_max_tokens: int = option(15250, flag="--target-max-tokens", kind=int, low=0, show_default=True,
+                                    help="Compress trajectories over this many tokens.")
+    summary_target_tokens: int = option(750, flag="--summary-target-tokens", kind=int, low=0,
+                                        show_default=True, help="Budget of the summary turn.")
+    protect_first: str = option("system,human,gpt,tool", flag="--protect-first", show_default=True,
+                                help="Roles whose first turn is always kept (comma list; '' for none).")
+    protect_last_turns: int = option(4, flag="--protect-last-turns", kind=int, low=0, show_default=True,
+                                     aliases=("--protect-last-n",), help="Turns always kept at the end.")
+    notice: bool = option(True, flag="--notice/--no-notice", kind=bool, show_default=True,
+                          help="Append the notice text to the system turns before the summary.")
+    notice_text: str | None = option(flag="--notice-text", help="The notice appended to system turns.")
+    entry_metrics: bool = option(True, flag="--entry-metrics/--no-entry-metrics", kind=bool, show_default=True,
+                                 help="Add compression_metrics to each compressed entry.")
+    metrics_path: str | None = option(flag="--metrics", path="file",
+                                      help="Write the aggregate metrics (JSON) to FILE instead of stderr.")
+    encoding: str = option("o200k_base", flag="--encoding", choices=("o200k_base", "cl100k_base"),
+                           show_default=True, help="tiktoken encoding that counts the tokens.")
+    summarizer: str | None = option(
+        flag="--summarizer", choices=("extractive", "anthropic", "openai"),
+        help="Who writes the summaries (default: auxiliary.compression.provider if it is "
+             "anthropic or openai, else extractive).")
+    summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",
+                                       aliases=("--model",), help="Summarizer model.")
+    base_url: str | None = option(flag="--base-url", key="auxiliary.compression.base_url",
+                                  help="Summarizer endpoint (any OpenAI-compatible URL).")
+    api_key: str | None = option(flag="--api-key", key="auxiliary.compression.api_key",
+                                 help="Summarizer API key (default: ANTHROPIC_API_KEY / OPENAI_API_KEY).")
+    timeout: float | None = option(flag="--timeout", kind=float, low=0, open_low=True,
+                                   key="auxiliary.compression.timeout",
+                                   help="Seconds per summary request (default: auxiliary.compression.timeout, 120).")
+    max_retries: int = option(3, flag="--max-retries", kind=int, low=0, show_default=True,
+                              help="Summary attempts per trajectory before the fixed failure text.")
+    retry_delay: float = option(2.0, flag="--retry-delay", kind=float, low=0, show_default=True,
+                                help="Backoff base in seconds between attempts (0: no wait).")
+    concurrency: int = option(4, flag="--concurrency", short="-j", kind=int, low=1, show_default=True,
+                              help="Trajectories summarized at once (output order is kept).")
+
+
+def roles(value: str) -> tuple[str, ...]:
+    """``--protect-first``'s comma list; ValueError naming an unknown role."""
+    found = tuple(part.strip() for part in value.split(",") if part.strip())
+    bad = [role for role in found if role not in ROLES]
+    if bad:
+        raise ValueError(f"unknown role {bad[0]!r} (choose from {', '.join(ROLES)})")
+    return found
+
+
+def run(options: Options, ctx, stream) -> None:
+    """``hermesctx trajectory``: every entry of ``stream`` (JSON Lines, or one pretty-printed
+    document) compressed to the budget, written in input order on stdout as soon as it is
+    ready; the aggregate metrics on stderr or in ``metrics_path``."""
+    from contextlib import closing
+
+    from hermesctx import jsonio
+    from hermesctx.encodings import EncodingUnavailable, get_encoding
+    from hermesctx.errors import FileIOError, UsageError
+    from hermesctx.options import flags
+
+    env = ctx.env
+    settings = ctx.settings_with(flags(options))
+    name = options.summarizer
+    if name is None:
+        provider = settings["auxiliary.compression.provider"]
+        name = provider if provider in ("anthropic", "openai") else "extractive"
+    try:
+        protect_first = roles(options.protect_first)
+    except ValueError as exc:
+        raise UsageError(f"--protect-first: {exc}") from None
+    config = TrajectoryConfig(
+        target_max_tokens=options.target_max_tokens, summary_target_tokens=options.summary_target_tokens,
+        protect_first_system="system" in protect_first, protect_first_human="human" in protect_first,
+        protect_first_gpt="gpt" in protect_first, protect_first_tool="tool" in protect_first,
+        protect_last_n_turns=options.protect_last_turns, add_summary_notice=options.notice,
+        max_retries=options.max_retries, retry_delay=options.retry_delay,
+        metrics_per_trajectory=options.entry_metrics,
+    ).with_(summary_notice_text=options.notice_text)
+    try:
+        count = tiktoken_counter(get_encoding(options.encoding))
+    except EncodingUnavailable as exc:
+        raise UsageError(f"encoding {options.encoding}: {exc}") from None
+    engine = _make_summarizer(name, settings, env.environ)
+
+    aggregate = AggregateMetrics()
+    aggregate.start()
+    progress = env.stderr_isatty and not env.quiet
+    done = 0
+    with closing(compress_stream(jsonio.read_entries(stream, env.warn), config=config, count=count,
+                                 summarizer=engine, concurrency=options.concurrency,
+                                 aggregate=aggregate)) as outcomes:
+        for outcome in outcomes:
+            env.stdout.write(jsonio.dumps(outcome.entry))
+            done += 1
+            if outcome.error:
+                env.warn(f"{outcome.tag}: trajectory failed ({outcome.error}); written unchanged")
+            if progress:
+                env.stderr.write(f"\rtrajectory: {done} done, {aggregate.compressed} compressed, "
+                                 f"{aggregate.failed} failed")
+                env.stderr.flush()
+            env.stdout.flush()  # a line is out as soon as it is ready
+    env.stdout.flush()
+    if progress:
+        env.stderr.write("\n")
+    aggregate.finish()
+    report = aggregate.to_dict()
+    if options.metrics_path:
+        try:
+            jsonio.write_atomic(options.metrics_path, (json.dumps(report, indent=2) + "\n").encode())
+        except OSError as exc:
+            raise FileIOError(f"cannot write metrics {options.metrics_path}: {exc.strerror}") from None
+    elif not env.quiet:
+        env.stderr.write(json.dumps(report) + "\n")
+
+
+def _make_summarizer(name: str, settings, environ):
+    from hermesctx.errors import UpstreamError, UsageError
+    from hermesctx.summary import make_summarizer
+
+    if name == "extractive":
+        try:
+            return make_summarizer("extractive")
+        except ModuleNotFoundError:
+            raise UsageError("the extractive summarizer is not available in this build",
+                             hint="use --summarizer anthropic or openai") from None
+    # the stage makes Hermes's --max-retries attempts itself: no retries inside
+    engine = make_summarizer(
+        name, model=settings["auxiliary.compression.model"],
+        base_url=settings["auxiliary.compression.base_url"],
+        api_key=settings["auxiliary.compression.api_key"],
+        timeout=settings["auxiliary.compression.timeout"], retries=0, env=environ)
+    try:
+        engine.client  # noqa: B018 - fails now (like Hermes's constructor) when there is no key
+    except SummarizerError as err:
+        raise UpstreamError(str(err)) from None
+    return engine

@@ -1,247 +1,342 @@
 """The extractive summarizer: no model, deterministic, offline (the default).
 
-It fills the 13 sections of the handoff template by rules from the middle turns: the latest
-user ask verbatim, every tool call as a numbered action with its target and outcome
-(``3. RUN `pytest -q` — exit 1, 2 failed [tool: terminal]``), files read and written, commands,
-errors and test results, URLs, questions asked and whether they were answered. With a previous
-summary it keeps that summary's sections and continues its numbering.
+It fills the 13 sections of the handoff template from the ledgers of the middle turns
+(:mod:`hermesctx.summary.ledger`): files with their last change, commands with their first
+failure and last outcome, errors (open in Blocked, resolved in Critical Context), the user asks
+verbatim, decisions, todo items and the next step.
+
+Held to its budget: the whole summary, with the fixed prefix every summary starts with, is
+measured with the tokenizer ``compress`` uses for the budget (``tokens.rough_text``). Each section
+gets a share of the budget by weight; what a section leaves unused goes to the most valuable
+remaining items; the lowest-value items are the ones left out. A previous summary (given, or
+found among the turns) is merged by key (path, command, error), so repeated compaction converges
+instead of growing. ``focus`` raises the value of the items that name its words.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from typing import Any
 
-from hermesctx.messages import calls_of
-from hermesctx.redact import redact, redact_value
-from hermesctx.stubs import summarize_tool_result
+from hermesctx import tokens
+from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.prompt import SECTIONS, is_real_user_message, strip_think_blocks
-from hermesctx.summary.text import text_view
+from hermesctx.summary.ledger import FileEntry, Ledgers, common_root, extract, one_line
+from hermesctx.summary.prompt import SECTIONS, task_snapshot
+from hermesctx.summary.text import (
+    IN_PROGRESS_HEADING,
+    PENDING_ASKS_HEADING,
+    REMAINING_WORK_HEADING,
+    TASK_HEADING,
+    with_summary_prefix,
+)
 
-_VERBS = {"read_file": "READ", "write_file": "WRITE", "patch": "PATCH", "terminal": "RUN",
-          "execute_code": "RUN", "search_files": "SEARCH", "web_search": "SEARCH", "web_extract": "FETCH",
-          "browser_navigate": "OPEN", "delegate_task": "DELEGATE", "process": "PROCESS", "memory": "MEMORY",
-          "todo": "TODO"}
-_TARGET_KEYS = ("path", "file_path", "command", "cmd", "code", "url", "urls", "query", "pattern", "goal", "name")
-_WRITES = ("write_file", "patch")
-_ERROR = re.compile(r"\b(error|failed|failure|exception|traceback|timed out|fatal|denied)\b", re.I)
-_TESTS = re.compile(r'\b\d+ (?:passed|failed|errors?)\b(?:[^\n"]*?\b\d+ (?:passed|failed|skipped))*[^\n"=]*', re.I)
-_URL = re.compile(r"https?://[^\s`'\"<>)\]]+")
-_PATH = re.compile(r"(?<![\w/])(?:~/|/|\./)?(?:[\w.-]+/)+[\w.-]+\.\w+|\b[\w-]+\.(?:py|js|ts|go|rs|md|json|ya?ml|toml|txt|sh|c|h|java|rb)\b")
-_DECISION = re.compile(r"\b(decided|decide to|will use|instead of|because|chose|going with|prefer)\b", re.I)
-_CONSTRAINT = re.compile(r"\b(always|never|don't|do not|must|should|prefer|please use|make sure|only)\b", re.I)
-_NUMBERED = re.compile(r"^\s*(\d+)\.\s+", re.M)
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
-def _args(raw: Any) -> dict:
-    try:
-        value = json.loads(raw) if isinstance(raw, str) and raw else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+GOAL, CONSTRAINTS, ACTIONS, STATE, BLOCKED, DECISIONS, RESOLVED, FILES, CRITICAL = (
+    "## Goal", "## Constraints & Preferences", "## Completed Actions", "## Active State", "## Blocked",
+    "## Key Decisions", "## Resolved Questions", "## Relevant Files", "## Critical Context")
+# a section's share of the budget, and the base value of its items
+WEIGHTS = {GOAL: 3, CONSTRAINTS: 5, ACTIONS: 8, STATE: 6, IN_PROGRESS_HEADING: 4, BLOCKED: 8, DECISIONS: 5,
+           RESOLVED: 3, PENDING_ASKS_HEADING: 6, REMAINING_WORK_HEADING: 5, FILES: 10, CRITICAL: 5}
+_NUMBERED_SECTIONS = {ACTIONS}
+_SINGLE = {GOAL, IN_PROGRESS_HEADING}  # a new value replaces the previous one
+_ROOT_LINE = re.compile(r"^Paths are relative to `([^`]+)`")
+_KEY = re.compile(r"^(?:\d+\.\s+|- )(?:Resolved error: |\w+ )?`([^`]+)`")
+_PREVIOUS_DISCOUNT = 0.8
+AUTO_FOCUS_HEADER = "Recent user focus:"  # what compress's automatic topic starts with
+ITEM_RATIO = 0.25  # the items take at most this share of the middle's own characters
+ITEM_FLOOR = 600  # ... but never less than this many
+TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
+_EMPTY = {"None.", "None", "Unknown.", "None recorded."}
 
 
-def _target(name: str, args: dict) -> str:
-    for key in _TARGET_KEYS:
-        value = args.get(key)
-        if isinstance(value, list) and value:
-            value = value[0] if not isinstance(value[0], dict) else value[0].get("url", "")
-        if isinstance(value, (str, int, float)) and str(value).strip():
-            text = _one_line(value, 120)
-            return f"`{text}`" if key in ("command", "cmd", "code") else text
-    return ""
+class _Item:
+    __slots__ = ("section", "text", "value", "key", "short")
+
+    def __init__(self, section: str, text: str, value: float, key: str | None = None, short: str | None = None):
+        self.section, self.text, self.value, self.key = section, text, value, key or text
+        self.short = short if short and len(short) < len(text) else None  # used when the full line does not fit
 
 
-def _plain(result: str) -> str:
-    """A JSON tool result's text fields (output, error, ...) as plain lines; other text as is."""
-    if result[:1] == "{":
-        try:
-            value = json.loads(result)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            texts = [value[k] for k in ("output", "stdout", "stderr", "error", "content", "message", "result")
-                     if isinstance(value.get(k), str) and value[k].strip()]
-            if texts:
-                return "\n".join(texts)
-    return result.replace("\\n", "\n")
-
-
-def _last_tests(text: str):
-    found = list(_TESTS.finditer(text))
-    return found[-1] if found else None
-
-
-def _error_line(text: str) -> str:
-    return next((ln.strip() for ln in text.splitlines() if _ERROR.search(ln)), "")
-
-
-def _outcome(name: str, args_raw: str, result: str) -> str:
-    if not result:
-        return "no output"
-    exit_code = re.search(r'"exit_code"\s*:\s*(-?\d+)', result)
-    tests = _last_tests(_plain(result))
-    parts = []
-    if exit_code:
-        parts.append(f"exit {exit_code.group(1)}")
-    if tests:
-        parts.append(_one_line(tests.group(0), 80))
-    error = _ERROR.search(result)
-    if error and not tests:
-        line = _error_line(_plain(result))
-        parts.append(_one_line(line, 120))
-    if not parts:
-        parts.append(re.sub(r"^\[[^\]]*\]\s*", "", summarize_tool_result(name, args_raw, result)))
-    return "; ".join(parts)
-
-
-def _change(name: str, args: dict) -> str:
-    """What a write or patch changed, in one line."""
-    if name == "write_file":
-        content = args.get("content")
-        if isinstance(content, str):
-            return f"written ({len(content.splitlines())} lines, {len(content)} chars)"
-        return "written"
-    old, new = args.get("old_string"), args.get("new_string")
-    if isinstance(old, str) and isinstance(new, str):
-        return f"patched `{_one_line(old, 80)}` → `{_one_line(new, 80)}`"
-    patch = args.get("patch")
-    if isinstance(patch, str) and patch.strip():
-        return f"patched: {_one_line(patch, 160)}"
-    return "patched"
-
-
-def _previous_sections(previous: str | None) -> dict[str, str]:
-    sections: dict[str, str] = {}
-    if not previous:
-        return sections
+def _sections(summary: str | None) -> dict[str, list[str]]:
+    """A summary body's sections as lists of lines (empty placeholders dropped)."""
+    out: dict[str, list[str]] = {}
     current = None
-    for line in previous.splitlines():
+    for line in (summary or "").splitlines():
         if line.startswith("## "):
             current = line.strip()
-            sections[current] = ""
-        elif current:
-            sections[current] += line + "\n"
-    return {k: v.strip() for k, v in sections.items()}
+            out[current] = []
+        elif current and line.strip() and line.strip() not in _EMPTY:
+            out[current].append(line.rstrip())
+    return out
+
+
+def _item_key(line: str) -> str:
+    found = _KEY.match(line)
+    if found:
+        return found.group(1)
+    return re.sub(r"^(?:\d+\.\s+|- )", "", line).split(" — ", 1)[0]
+
+
+def _focus_words(focus: str | None) -> list[str]:
+    """The words of a focus the user gave; none for compress's automatic topic (its recent asks,
+    which the ledgers favour already by recency)."""
+    if not focus or focus.startswith(AUTO_FOCUS_HEADER):
+        return []
+    return [w for w in re.findall(r"[\w./-]{4,}", focus.lower())][:12]
+
+
+def _rel(path: str, root: str) -> str:
+    return path[len(root) + 1:] if root and path.startswith(root + "/") else path
+
+
+def _by_shown_path(entries, root: str) -> list[FileEntry]:
+    """One entry per path as shown: an absolute path and the same file named relative (in a
+    command) are one file, their counts added, the latest change and size kept."""
+    out: dict[str, FileEntry] = {}
+    suffixes: dict[str, str] = {}  # a relative path -> the shown path of an absolute one ending in it
+    for f in sorted(entries, key=lambda e: not e.path.startswith("/")):  # absolute ones first
+        shown = _rel(f.path, root)
+        if not f.path.startswith("/"):
+            shown = suffixes.get(f.path, shown)
+        else:
+            parts = f.path.split("/")
+            for k in range(max(1, len(parts) - 4), len(parts)):
+                suffixes.setdefault("/".join(parts[k:]), shown)
+        seen = out.get(shown)
+        if seen is None:
+            out[shown] = dataclasses.replace(f, path=shown)
+            continue
+        later = f if f.last >= seen.last else seen
+        out[shown] = FileEntry(shown, seen.reads + f.reads, seen.edits + f.edits, seen.created or f.created,
+                               later.deleted, later.change or seen.change or f.change,
+                               later.size or seen.size or f.size, max(seen.last, f.last))
+    return sorted(out.values(), key=lambda e: e.last)
+
+
+def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
+    items: list[_Item] = []
+    steps = max(led.steps, 1)
+
+    def add(section: str, text: str, bonus: float = 0.0, key: str | None = None, recency: int | None = None,
+            short: str | None = None):
+        value = WEIGHTS[section] + bonus + (2.0 * recency / steps if recency is not None else 0.0)
+        items.append(_Item(section, text, value, key, short))
+
+    asks = led.asks
+    if asks and not goal_from_previous:
+        add(GOAL, one_line(asks[0][1], 400), 10)
+    seen: set = set()
+    for pos, ask, answered in asks[1 if asks and not goal_from_previous and len(asks[0][1]) <= 400 else 0:-1]:
+        line = one_line(ask, 400)
+        if line in seen:
+            continue
+        seen.add(line)
+        if answered and "?" in ask:
+            add(RESOLVED, f"- {line}", recency=pos)
+        else:
+            add(PENDING_ASKS_HEADING, f"- {line}", 1, recency=pos)
+    for text in dict.fromkeys(led.constraints):
+        add(CONSTRAINTS, f"- {text}")
+    for text in dict.fromkeys(led.decisions):
+        add(DECISIONS, f"- {text}")
+    files = _by_shown_path(led.files.values(), root)
+    modified = [f for f in files if f.edits]
+    for f in files:
+        status = "deleted" if f.deleted else "created" if f.created else "modified" if f.edits else "read"
+        counts = ", ".join(x for x in (f"{f.reads} reads" if f.reads else "", f"{f.edits} edits" if f.edits else "") if x)
+        text = f"- `{f.path}` — {status}" + (f" ({counts})" if counts else "")
+        if f.change:
+            text += f"; last change: {f.change}"
+        if f.size:
+            text += f"; {f.size}"
+        add(FILES, text, 4 if f.edits else 0, key=f.path, recency=f.last, short=f"- `{f.path}` — {status}")
+    for c in led.commands.values():
+        text = f"RUN `{c.command}` — {c.outcome}"
+        if c.runs > 1:
+            text += f" ({c.runs} runs"
+            text += f"; first failure: {c.first_failure})" if c.first_failure and c.ok else ")"
+        add(ACTIONS, text, 0 if c.ok else 1, key=c.command, recency=c.last,
+            short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}")
+    for d in dict.fromkeys(led.delegations):
+        add(ACTIONS, f"DELEGATE {d}", -1)
+    for s in dict.fromkeys(led.searches):
+        add(ACTIONS, f"SEARCH {s}", -6)
+    for e in led.errors.values():
+        if e.resolved:
+            add(CRITICAL, f"- Resolved error: `{e.key}` — {e.text}", 1, key=e.key, recency=e.last,
+                short=f"- Resolved error: `{one_line(e.key, 60)}` — {one_line(e.text, 70)}")
+        else:
+            add(BLOCKED, f"- `{e.key}` — {e.text}", 1, key=e.key, recency=e.last,
+                short=f"- `{one_line(e.key, 60)}` — {one_line(e.text, 70)}")
+    state = []
+    if root:
+        state.append(f"Paths are relative to `{root}`")
+    if modified:
+        names = ", ".join(f.path for f in modified[-12:])
+        state.append(f"Modified files: {one_line(names, 600)}")
+    if led.tests:
+        state.append(f"Latest test result: {led.tests[-1]}")
+    for k, line in enumerate(state):
+        add(STATE, line, 5 - k, key=line.split(":", 1)[0].split("`", 1)[0])
+    for text, status in led.todos.items():
+        target = REMAINING_WORK_HEADING if status != "completed" else ACTIONS
+        add(target, f"- [{status}] {text}" if target != ACTIONS else f"TODO done: {text}",
+            1 if status == "in_progress" else -2 if status == "completed" else 0)
+    if led.next_step:
+        add(REMAINING_WORK_HEADING, f"- Next step: {led.next_step}", 3)
+    if led.last_assistant:
+        add(IN_PROGRESS_HEADING, one_line(led.last_assistant, 500), 4)
+    for url in dict.fromkeys(led.urls):
+        add(CRITICAL, f"- {url}", -3)
+    return items
+
+
+def _norm(key: str) -> str:
+    """A merge key: its first 60 characters (a short form cuts a long command with an ellipsis)."""
+    return key.rstrip("…")[:60]
+
+
+def _previous_items(previous: dict[str, list[str]], current: list[_Item], succeeded: set) -> list[_Item]:
+    """The previous summary's lines not superseded by a new item with the same key; a blocker whose
+    command has succeeded since is kept as a resolved error."""
+    keys = {(i.section if i.section != CRITICAL else BLOCKED, _norm(i.key)) for i in current}
+    texts = {i.text for i in current}
+    out = []
+    for heading, lines in previous.items():
+        if heading not in WEIGHTS or (heading in _SINGLE and any(i.section == heading for i in current)):
+            continue
+        for k, line in enumerate(lines):
+            if heading == STATE and line.startswith(("- Modified files", "- Latest test result", "- Paths are")):
+                continue
+            text = re.sub(r"^\d+\.\s+", "", line) if heading in _NUMBERED_SECTIONS else line
+            key = _norm(_item_key(line))
+            section = heading
+            if heading == BLOCKED and key in succeeded:
+                section, text = CRITICAL, f"- Resolved error: {text[2:]}" if text.startswith("- ") else text
+            if ((heading if heading != CRITICAL else BLOCKED), key) in keys or text in texts:
+                continue
+            keys.add((heading, key))
+            value = WEIGHTS[section] * _PREVIOUS_DISCOUNT + (2 if heading == GOAL else 0) + k / (len(lines) * 10)
+            out.append(_Item(section, text, value, key))
+    return out
+
+
+def _render(task: str, chosen: dict[str, list[str]]) -> str:
+    parts = [f"{TASK_HEADING}\n{task}"]
+    for heading, _ in SECTIONS[1:]:
+        picked = chosen.get(heading) or []
+        if heading in _NUMBERED_SECTIONS:
+            body = "\n".join(f"{k}. {line}" for k, line in enumerate(picked, 1))
+        elif heading == STATE:
+            body = "\n".join(line if line.startswith("- ") else f"- {line}" for line in picked)
+        else:
+            body = "\n".join(picked)
+        parts.append(f"{heading}\n{body or 'None.'}")
+    return "\n\n".join(parts)
+
+
+def fits(body: str, budget: int) -> bool:
+    return tokens.rough_text(with_summary_prefix(body)) <= budget
+
+
+def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = None) -> str:
+    """The summary body: the most valuable items that fit the budget, each section first within its
+    share, the rest by value; never over budget (the prefix counted). ``room_cap``: at most this
+    many characters of items (a small middle gets a small summary)."""
+    empty = _render(task, {})
+    room = budget * 4 - len(with_summary_prefix(empty))
+    if room_cap is not None:
+        room = min(room, room_cap)
+    if room <= 0:  # the template alone is over a tiny budget: a few facts anyway, the budget cannot hold
+        room, budget = TINY_ROOM, 0
+    total_weight = sum(WEIGHTS.values())
+    ranked = sorted(items, key=lambda i: -i.value)
+    by_section: dict[str, list[_Item]] = {}
+    for item in ranked:
+        by_section.setdefault(item.section, []).append(item)
+    taken: dict = {}  # id(item) -> the line chosen for it (full, else short)
+    used = 0
+
+    def take(item: _Item, limit: int) -> int:
+        for line in (item.text, item.short):
+            if line is not None and len(line) + 6 <= limit:
+                taken[id(item)] = line
+                return len(line) + 6
+        return 0
+
+    for heading, section_items in by_section.items():
+        share = room * WEIGHTS[heading] // total_weight
+        spent = 0
+        for item in section_items:
+            spent += take(item, share - spent)
+        used += spent
+    for item in ranked:  # what the sections left unused: the most valuable remaining items, or full lines
+        line = taken.get(id(item))
+        if line is None:
+            used += take(item, room - used)
+        elif line is not item.text and used + len(item.text) - len(line) <= room:
+            taken[id(item)] = item.text
+            used += len(item.text) - len(line)
+    kept = [i for i in items if id(i) in taken]  # original (ledger) order within each section
+    while True:
+        chosen: dict[str, list[str]] = {}
+        for item in kept:
+            chosen.setdefault(item.section, []).append(taken[id(item)])
+        body = redact(_render(task, chosen))
+        if not budget or fits(body, budget) or not kept:
+            return body
+        kept.remove(min(kept, key=lambda i: i.value))
 
 
 class ExtractiveSummarizer:
     name = "extractive"
 
-    def __init__(self, **_options: Any):
-        pass
+    def __init__(self, *, item_ratio: float = None, **_options: Any):
+        self.item_ratio = ITEM_RATIO if item_ratio is None else item_ratio
 
     def summarize(self, request: SummaryRequest) -> str:
-        turns = request.turns
-        prev = _previous_sections(request.previous_summary)
-        results = {m["tool_call_id"]: text_view(m.get("content")) for m in turns
-                   if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)}
-        actions, files, written, errors, tests, urls, decisions, constraints = [], [], [], [], [], [], [], []
-        asks: list[tuple[int, str]] = []
-        changes: list[str] = []
-        answered: list[str] = []
-        last_assistant = ""
-        for i, msg in enumerate(turns):
-            role = msg.get("role")
-            text = redact(text_view(msg.get("content")))
-            if role == "user" and is_real_user_message(msg):
-                asks.append((i, text.strip()))
-                constraints += [s for s in re.split(r"(?<=[.!?])\s+", text) if _CONSTRAINT.search(s)]
-            elif role == "assistant":
-                visible = strip_think_blocks(text).strip()
-                if visible:
-                    last_assistant = visible
-                    decisions += [s for s in re.split(r"(?<=[.!?])\s+", visible) if _DECISION.search(s)]
-                for tc in calls_of(msg):
-                    if not isinstance(tc, dict) or not isinstance(tc.get("function"), dict):
-                        continue
-                    name = str(tc["function"].get("name") or "unknown")
-                    # redacted whole, before any cut below (a cut key or URL no longer matches a rule)
-                    raw = tc["function"].get("arguments") or ""
-                    args = _args(raw)
-                    masked = redact(raw) if isinstance(raw, str) else raw
-                    if masked != raw:  # a secret somewhere: every value of the parsed arguments too
-                        args, raw = redact_value(args), masked
-                    rid = tc.get("call_id") or tc.get("id")
-                    result = redact(results.get(rid, "") if isinstance(rid, str) else "")
-                    verb = _VERBS.get(name, name.upper())
-                    target = _target(name, args)
-                    actions.append(f"{verb} {target}".strip() + f" — {_outcome(name, raw, result)} [tool: {name}]")
-                    for key in ("path", "file_path"):
-                        if isinstance(args.get(key), str):
-                            (written if name in _WRITES else files).append(args[key])
-                            if name in _WRITES:
-                                changes.append(f"{args[key]}: {_change(name, args)}")
-                    plain = _plain(result) if result else ""
-                    found = _last_tests(plain)
-                    if plain and _ERROR.search(plain) and not found:
-                        errors += [_one_line(ln, 240) for ln in plain.splitlines() if _ERROR.search(ln)][:3]
-                    if found:
-                        tests.append(_one_line(found.group(0), 100))
-            for url in _URL.findall(text):
-                urls.append(url.rstrip(".,;:"))
-            files += [p for p in _PATH.findall(text.replace("\\n", "\n")) if not p.startswith("http")]
-        for k, (i, ask) in enumerate(asks):
-            if "?" in ask:
-                replied = any(t.get("role") == "assistant" and text_view(t.get("content")).strip()
-                              for t in turns[i + 1:(asks[k + 1][0] if k + 1 < len(asks) else len(turns))])
-                answered.append(ask) if replied else None
-
-        def unique(items: list, limit: int = 20) -> list:
-            out: list = []
+        led = extract(request.turns)
+        previous = _sections(request.previous_summary)
+        for found in led.summaries:  # a summary inside the middle: merged like a given previous one
+            for heading, lines in _sections(found).items():
+                previous.setdefault(heading, []).extend(lines)
+            if not _sections(found):
+                previous.setdefault(CRITICAL, []).append(f"- Earlier summary: {one_line(found, 600)}")
+        root_line = next((_ROOT_LINE.match(ln.lstrip("- ")) for ln in previous.get(STATE, [])
+                          if _ROOT_LINE.match(ln.lstrip("- "))), None)
+        root = root_line.group(1) if root_line else common_root(list(led.files))
+        items = _items(led, root, goal_from_previous=bool(previous.get(GOAL)))
+        items += _previous_items(previous, items, {_norm(c.command) for c in led.commands.values() if c.ok})
+        words = _focus_words(request.focus)
+        if words:
             for item in items:
-                item = _one_line(item, 300)
-                if item and item not in out:
-                    out.append(item)
-            return out[:limit]
-
-        def bullets(items: list, limit: int = 20, empty: str = "None.") -> str:
-            items = unique(items, limit)
-            return "\n".join(f"- {x}" for x in items) if items else empty
-
-        def merged(heading: str, text: str) -> str:
-            old = prev.get(heading, "")
-            if old and old not in ("None.", "None") and text not in ("None.", "None"):
-                return f"{old}\n{text}"
-            return old if text in ("None.", "None") and old else text
-
-        numbered = prev.get("## Completed Actions", "")
-        start = max([int(n) for n in _NUMBERED.findall(numbered)] or [0])
-        completed = "\n".join(f"{start + k}. {a}" for k, a in enumerate(actions, start=1))
-        completed = "\n".join(x for x in (numbered if start else "", completed) if x) or "None."
-        latest = f"User asked: {asks[-1][1]!r}" if asks else prev.get(TASK_HEADING_KEY, "None")
-        goal = _one_line(asks[0][1], 400) if asks and not prev.get("## Goal") else prev.get("## Goal", "Unknown.")
-        state = []
-        if written:
-            state.append("Modified files: " + ", ".join(unique(written, 12)))
-            state += unique(changes, 20)
-        if tests:
-            state.append("Latest test result: " + tests[-1])
-        pending = [a for _, a in asks[:-1] if "?" in a and a not in answered]
-        body = {
-            "## Goal": goal,
-            "## Constraints & Preferences": merged("## Constraints & Preferences", bullets(constraints, 10)),
-            "## Completed Actions": completed,
-            "## Active State": "\n".join(f"- {s}" for s in state) or prev.get("## Active State", "Unknown."),
-            SECTIONS[5][0]: _one_line(last_assistant, 500) if last_assistant else "None.",
-            "## Blocked": bullets(errors, 5),
-            "## Key Decisions": merged("## Key Decisions", bullets(decisions, 8)),
-            "## Resolved Questions": merged("## Resolved Questions", bullets(answered, 8)),
-            SECTIONS[9][0]: bullets(pending, 8),
-            "## Relevant Files": merged("## Relevant Files", bullets(written + files, 20)),
-            SECTIONS[11][0]: prev.get(SECTIONS[11][0], "None recorded."),
-            "## Critical Context": bullets(tests[-3:] + urls + errors[:3], 15),
-        }
-        lines = [f"{TASK_HEADING_KEY}\n{latest}"]
-        lines += [f"{heading}\n{body[heading]}" for heading, _ in SECTIONS[1:]]
-        return redact("\n\n".join(lines))
+                low = item.text.lower()
+                if any(w in low for w in words):
+                    item.value *= 2
+        snapshot = task_snapshot(request.turns)
+        task = snapshot or "\n".join(previous.get(TASK_HEADING, [])) or "None"
+        # a small middle gets a small summary; a previous summary is compact already: it counts whole
+        turn_chars = sum(tokens.message_chars(m) for m in request.turns if isinstance(m, dict))
+        cap = int(turn_chars * self.item_ratio) + len(request.previous_summary or "")
+        return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR))
 
 
-TASK_HEADING_KEY = SECTIONS[0][0]
+def coverage(summary: str, turns: list) -> dict:
+    """How many of the middle's files, commands, errors and asks the summary still names."""
+    led = extract(turns)
+    root = common_root(list(led.files))
+    text = summary or ""
+
+    def named(paths: list[str]) -> int:
+        return sum(1 for p in paths if p in text or _rel(p, root) in text)
+
+    commands = [c for c in led.commands if c != "apply_patch"]
+    errors = list(led.errors.values())
+    asks = list(dict.fromkeys(one_line(a, 400) for _, a, _ in led.asks))
+    return {
+        "files": {"total": len(led.files), "named": named(list(led.files))},
+        "commands": {"total": len(commands), "named": sum(1 for c in commands if c[:60] in text)},
+        "errors": {"total": len(errors), "named": sum(1 for e in errors if e.text[:60] in text or e.key[:60] in text)},
+        "asks": {"total": len(asks), "named": sum(1 for a in asks if a[:80] in text)},
+    }

@@ -181,12 +181,12 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
         return msg  # (an empty turn is dropped, never merged: the rule, before Hermes's merge)
     if _empty_assistant(msg):
         return prev
-    if not all(isinstance(m.get("tool_calls") or [], list) for m in (prev, msg)):
-        return None  # (--lenient input: calls that are no list are not merged)
+    if not all(isinstance(m.get("tool_calls") or [], (list, str, dict)) for m in (prev, msg)):
+        return None  # (--lenient input: calls Hermes could not join are not merged)
     out = dict(prev)
     calls = list(prev.get("tool_calls") or [])
     new_calls = list(msg.get("tool_calls") or [])
-    if new_calls or calls:
+    if new_calls or calls:  # (a string or object of calls is joined as Hermes joins it: list())
         out["tool_calls"] = calls + new_calls
     old, new = prev.get("content"), msg.get("content")
     if isinstance(old, str) and isinstance(new, str):

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import click
 
-from hermesctx import jsonio
-from hermesctx.cli.runner import get_env
-from hermesctx.config import KEYS, NO_ENV, SECRET_KEYS, check_file, env_name, find_config, load_settings
+from hermesctx.cli.runner import get_context, get_env
 from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
 
 
@@ -36,24 +34,10 @@ def show(config_path, fmt):
         hermesctx config show
         HERMESCTX_COMPRESSION_THRESHOLD=0.6 hermesctx config show --format json
     """
-    from hermesctx.redact import mask
+    from hermesctx.config import render
 
-    env = get_env()
-    settings = load_settings(config_path, env=env.environ)
-    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
-    if fmt == "json":
-        env.stdout.write(jsonio.dumps({"config": settings.path, "settings": {
-            key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
-            for key in KEYS}},
-            pretty=True))
-        return
-    lines = [f"# config file: {settings.path or find_config(None, env.environ) or '(none)'}"]
-    width = max(map(len, KEYS))
-    for key in KEYS:
-        value = values[key]
-        shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
-        lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
-    env.stdout.write(("\n".join(lines) + "\n").encode())
+    ctx = get_context(config_path)
+    ctx.env.stdout.write(render(ctx.settings, fmt, ctx.env.environ))
 
 
 @command.command(epilog=EXIT_STATUS_HELP)
@@ -68,18 +52,12 @@ def check(file):
         hermesctx config check hermesctx.yaml
         hermesctx config check ~/.hermes/config.yaml && echo ok
     """
-    from hermesctx.cli.pipeline import validate
-    from hermesctx.config import flatten, read_config_file
+    from hermesctx.pipeline import check_config
 
     env = get_env()
-    problems = check_file(file)
-    if not problems or not problems[0].startswith(("config ", "cannot ")):
-        pipeline = flatten(read_config_file(file))[0].get("pipeline")
-        if isinstance(pipeline, list) and pipeline:
-            problems += validate(pipeline, file)
+    problems = check_config(file)
     for problem in problems:
-        text = problem if problem.startswith(("config ", "cannot ")) else f"{file}: {problem}"
-        env.stderr.write(text + "\n")
+        env.stderr.write(problem + "\n")
     if problems:
         env.stderr.write(f"{len(problems)} problem{'s' * (len(problems) != 1)} in {file}\n")
         return ExitStatus.CHECK_FAILED

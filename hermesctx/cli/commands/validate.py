@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
 
 from hermesctx.cli.options import format_kwargs, format_options, input_options
-from hermesctx.cli.runner import Env, documents, get_env
-from hermesctx.errors import HermesctxError
-from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+from hermesctx.cli.runner import get_env
+from hermesctx.context import Env
+from hermesctx.exit import EXIT_STATUS_HELP
+from hermesctx.transcripts import documents, report_problems
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
@@ -61,67 +61,7 @@ def command(input, jsonl, target, strict, out_format, reference, **params):
 
 def _references(env: Env, path: str) -> list:
     from hermesctx import jsonio
-    from hermesctx.cli.runner import open_input
+    from hermesctx.transcripts import open_input
 
     with open_input(env, path) as stream:
         return [doc.data for doc in jsonio.read_documents(stream, jsonl=None)]
-
-
-def doc_target(doc: Any, target: str | None) -> str:
-    """The API a document is checked against: ``target``, else its own format (OpenAI and
-    Anthropic bodies detected one by one, everything else read to OpenAI)."""
-    if target:
-        return target
-    info = getattr(doc, "info", None)
-    if info is not None and info.get("format") not in ("openai", "anthropic"):
-        return "openai"
-    from hermesctx.wire.rules import target_of
-
-    return target_of(doc.data)
-
-
-def report_problems(env: Env, docs: Iterator, checker: Callable[[Any, str, int | None], list], *,
-                    target: str | None = None, as_json: bool = False) -> ExitStatus:
-    """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
-    summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
-    ``sanitize --check``."""
-    import orjson
-
-    counted = shown = transcripts = bad = 0
-    uncounted: dict[str, int] = {}
-    for doc in docs:
-        transcripts += 1
-        try:
-            found = checker(doc.data, doc_target(doc, target), doc.line)
-        except HermesctxError as err:
-            raise (err.located(doc.where) if doc.where else err) from None
-        if (getattr(doc, "info", None) or {}).get("empty_log"):  # a session log gave no message
-            from hermesctx.wire.rules import Problem
-
-            found = [Problem("messages", "EMPTY-LOG", "reject",
-                             "the log holds events but no message"), *found]
-        where = f"{doc.where}: " if doc.where else ""
-        any_counted = False
-        for problem in found:
-            shown += 1
-            if problem.counted:
-                counted += 1
-                any_counted = True
-            else:
-                uncounted[problem.severity] = uncounted.get(problem.severity, 0) + 1
-            if as_json:
-                row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
-                       "counted": problem.counted}
-                env.stdout.write(orjson.dumps(row) + b"\n")
-            else:
-                tag = "" if problem.severity == "reject" else f" ({problem.severity})"
-                env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")
-        bad += any_counted
-    if as_json:
-        env.stdout.flush()
-    extra = ", ".join(f"{n} {severity}" for severity, n in sorted(uncounted.items()))
-    env.stderr.write(f"{counted} problem{'s' * (counted != 1)} in {bad} of {transcripts} "
-                     f"transcript{'s' * (transcripts != 1)}"
-                     + (f" ({extra} not counted)" if extra else "") + "\n")
-    env.stderr.flush()
-    return ExitStatus.CHECK_FAILED if counted else ExitStatus.OK

@@ -27,13 +27,13 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --stub --check --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --help";;
+        words="--jsonl --no-jsonl --stub --check --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --help";;
     "validate")
         case "$prev" in
             --target) COMPREPLY=($(compgen -W "openai anthropic" -- "$cur")); return;;
@@ -48,31 +48,31 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --config --help";;
+        words="--jsonl --no-jsonl --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --config --help";;
     "normalize-usage")
         case "$prev" in
-            --provider) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
+            --usage-format) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --provider --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
+        words="--jsonl --no-jsonl --usage-format --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
     "spill")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --dir --threshold --turn-budget --restore --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --model --context-length --provider --config --help";;
+        words="--jsonl --no-jsonl --dir --result-threshold --turn-budget --restore --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
     "trajectory")
         case "$prev" in
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
             --summarizer) COMPREPLY=($(compgen -W "extractive anthropic openai" -- "$cur")); return;;
         esac
-        words="--target-max-tokens --summary-target-tokens --protect-first --protect-last-n --notice --no-notice --notice-text --entry-metrics --no-entry-metrics --metrics --encoding --summarizer --model --base-url --api-key --timeout --max-retries --retry-delay --concurrency --config --help";;
+        words="--target-max-tokens --summary-target-tokens --protect-first --protect-last-turns --notice --no-notice --notice-text --entry-metrics --no-entry-metrics --metrics --encoding --summarizer --summary-model --base-url --api-key --timeout --max-retries --retry-delay --concurrency --config --help";;
     "convert")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;

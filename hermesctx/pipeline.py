@@ -1,0 +1,264 @@
+"""The stages of a pipeline, in one process, on parsed documents (``hermesctx run``, its
+workers and the Dask runner).
+
+A pipeline is a list from the config file (``pipeline:``), each entry a stage name or a
+one-key mapping of a stage name to its options::
+
+    pipeline:
+      - spill
+      - prune
+      - compress: {if_needed: true}
+      - sanitize
+      - cache-mark: {ttl: 1h}
+
+Options are the stage's own ``Options`` (``if_needed`` or ``if-needed``: the field or its flag),
+checked as the flags are and built by the same ``build``, so ``hermesctx run`` produces exactly
+what the shell pipe ``hermesctx spill | hermesctx prune | ...`` produces.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hermesctx.errors import UsageError
+
+STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
+
+
+@dataclass
+class Stage:
+    name: str
+    options: Any  # the stage's Options
+    run: Callable[[Any], tuple[Any, dict | None]]
+    describe: Callable[[dict], str] | None
+
+
+def stage_module(name: str):
+    return importlib.import_module(f"hermesctx.stages.{name.replace('-', '_')}")
+
+
+def parse(entries: Any) -> list[tuple[str, dict]]:
+    """``[(stage, options)]`` from the config's ``pipeline`` list; errors name the entry."""
+    if not isinstance(entries, list) or not entries:
+        raise UsageError("pipeline: expected a non-empty list of stages",
+                         hint=f"e.g. pipeline: [prune, compress, sanitize]; stages: {', '.join(STAGES)}")
+    out = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, str):
+            name, options = entry, {}
+        elif isinstance(entry, dict) and len(entry) == 1:
+            name, options = next(iter(entry.items()))
+            options = options or {}
+        else:
+            raise UsageError(f"pipeline[{i}]: expected a stage name or {{stage: {{options}}}}")
+        if name not in STAGES:
+            raise UsageError(f"pipeline[{i}]: unknown stage {name!r} (choose from {', '.join(STAGES)})")
+        if not isinstance(options, dict):
+            raise UsageError(f"pipeline[{i}] ({name}): options must be a mapping")
+        out.append((name, options))
+    return out
+
+
+def _options(entries: Any) -> list[tuple[str, Any]]:
+    """``[(stage, Options)]``, every option checked."""
+    from hermesctx.options import from_mapping
+
+    return [(name, from_mapping(stage_module(name).Options, options, f"pipeline[{i}] ({name})", name))
+            for i, (name, options) in enumerate(parse(entries))]
+
+
+def build(entries: Any, ctx) -> list[Stage]:
+    """The stages, ready to run, from one :class:`hermesctx.context.Context` (its settings
+    read once for all of them). Config ``compression.enabled: false`` leaves the compress
+    stages out, as Hermes does."""
+    enabled = ctx.settings["compression.enabled"]
+    stages = []
+    for name, options in _options(entries):
+        if name == "compress" and not enabled:
+            continue
+        module = stage_module(name)
+        stages.append(Stage(name, options, module.build(options, ctx), module.describe))
+    return stages
+
+
+def run_document(stages: list[Stage], doc: Any, wire: str | None = None) -> tuple[Any, list[dict]]:
+    """Every stage in order on one parsed document; the reports, one per stage. With ``wire``
+    (a request format, see :func:`wire_format`) each stage's output goes through that send
+    path, as each command's output does in the shell pipe ``hermesctx spill | hermesctx prune``."""
+    from hermesctx.wire import send
+
+    reports = []
+    for stage in stages:
+        doc, report = stage.run(doc)
+        if wire is not None:
+            counts: dict = {}
+            doc = send.request(doc, wire, counts)
+            if counts:
+                report = {**(report or {}), "wire": counts}
+        reports.append({"stage": stage.name, **(report or {})})
+    return doc, reports
+
+
+def wire_format(info: dict | None, target: str | None) -> str | None:
+    """The send path a stage's output goes through between the stages of ``run``: that of the
+    working format (OpenAI, or an Anthropic body worked on as it is), when the command writes
+    a request (OpenAI or Anthropic, not ShareGPT)."""
+    from hermesctx import formats
+
+    info = info or {"format": formats.OPENAI}
+    if formats.output_format(info, target) not in formats.PLAIN:
+        return None
+    found = info.get("format", formats.OPENAI)
+    return found if found in formats.PLAIN else formats.OPENAI
+
+
+def check_config(path: str) -> list[str]:
+    """``config check``: every problem of a config file (its keys, then its pipeline), each
+    line naming the file."""
+    from hermesctx.config import check_file, flatten, read_config_file
+
+    problems = check_file(path)
+    if not problems or not problems[0].startswith(("config ", "cannot ")):
+        entries = flatten(read_config_file(path))[0].get("pipeline")
+        if isinstance(entries, list) and entries:
+            problems += validate(entries)
+    return [p if p.startswith(("config ", "cannot ")) else f"{path}: {p}" for p in problems]
+
+
+def validate(entries: Any) -> list[str]:
+    """Problems with a pipeline list, without building its stages."""
+    try:
+        parsed = parse(entries)
+    except UsageError as exc:
+        return [str(exc)]
+    problems = []
+    for i, entry in enumerate(parsed):
+        try:
+            _options([dict([entry])])
+        except UsageError as exc:
+            problems.append(str(exc).replace("pipeline[0]", f"pipeline[{i}]", 1))
+    return problems
+
+
+# --- running a pipeline over an input (``hermesctx run``) ------------------------------------
+
+def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
+        report: str | None = None, formats: dict | None = None) -> int:
+    """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
+    stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
+    processes for a JSON Lines batch. Returns how many documents were done."""
+    from hermesctx import formats as registry
+    from hermesctx import jsonio
+    from hermesctx.transcripts import Progress, ReportSink, paths_of
+
+    env = ctx.env
+    fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
+           **(formats or {})}
+    stages = build(entries, ctx)  # built (and validated) before any input is read
+    describes = {stage.name: stage.describe for stage in stages}
+    sink = ReportSink(env, report, to_stderr=not env.quiet)
+    progress = Progress.start(env)
+    count = 0
+    ok = False
+    try:
+        if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
+            results = (item for one in paths_of(path)
+                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt))
+        else:
+            results = _sequential(env, path, jsonl, stages, fmt)
+        for doc, out, reports in results:
+            env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
+            env.stdout.flush()
+            for rep in reports:
+                describe = describes.get(rep["stage"])
+                sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
+            progress.tick()
+            count += 1
+        ok = True
+    finally:
+        progress.done()
+        sink.close(ok)
+    return count
+
+
+def _sequential(env, path, jsonl, stages, fmt, stream=None):
+    """``(doc, output, reports)`` for every document, one after the other in this process."""
+    from hermesctx import formats
+    from hermesctx.transcripts import documents, located, write_back
+
+    docs = (documents(env, path, jsonl, **fmt) if stream is None else
+            formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=env.warn,
+                                   include_sidechains=fmt["include_sidechains"],
+                                   all_segments=fmt["all_segments"]))
+
+    def one(doc):
+        return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
+
+    for doc, (out, reports) in located(docs, one):
+        yield doc, write_back(env, doc, out, fmt["target"]), reports
+
+
+def worker(entries, config_path, environ, pretty, source="auto", target=None):
+    """Runs in each worker of ``run --jobs``: the pipeline built once (the settings read once
+    in this process), then one raw JSON line at a time (parsed, run and serialized here, so
+    the parent only moves bytes)."""
+    import sys
+
+    from hermesctx import formats, jsonio
+    from hermesctx.context import Context, Env
+    from hermesctx.errors import HermesctxError
+    from hermesctx.wire import send
+
+    env = Env(sys.stdin.buffer, sys.stdout.buffer, sys.stderr, environ=environ, quiet=True)
+    stages = build(entries, Context(env, config_path))
+
+    def one(item):
+        line_no, raw = item
+        try:
+            data, info = formats.prepare(jsonio.loads(raw), source)
+            out, reports = run_document(stages, data, wire_format(info, target))
+            lost, wire = dict(info["lost"]), {}
+            out = formats.write_back(out, info, target, lost, wire)
+        except HermesctxError as err:
+            raise err.located(f"line {line_no}") from None
+        lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
+        return line_no, jsonio.dumps(out, pretty=pretty), reports, lines
+
+    return one
+
+
+def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
+    import io
+
+    from hermesctx import jsonio
+    from hermesctx.parallel import ordered_map
+    from hermesctx.transcripts import open_input, raw_lines
+
+    env = ctx.env
+    lines = raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
+    first = next(lines) if lines is not None else None
+    if first is None or first == "log":  # one document: nothing to share out
+        if first == "log":
+            yield from _sequential(env, path, jsonl, stages, fmt, stream=next(lines))
+            return
+        if lines is not None:
+            raw = next(lines)
+        else:
+            with open_input(env, path) as stream:
+                raw = stream.read()
+        yield from _sequential(env, path, jsonl, stages, fmt, stream=io.BytesIO(raw))
+        return
+
+    def items():
+        yield first
+        yield from lines
+
+    args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"])
+    results = ordered_map(worker, args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
+    for index, (line_no, raw_out, reports, lost) in enumerate(results):
+        for line in lost:
+            env.warn(f"line {line_no}: {line}")
+        yield jsonio.Document(None, index, line_no), raw_out, reports

@@ -1,0 +1,469 @@
+"""What happened in a stretch of turns, as ledgers (issue 18): one pass over the messages.
+
+Every agent's tools map onto one vocabulary (read / write / create / delete / run / search / todo /
+delegate / other); commands written in the text (SWE-agent and mini-swe-agent fenced blocks, with
+the ``<returncode>`` reply) count as runs. A result is paired with its call inside the call's
+group (the tool messages right after the assistant message), by id and else by position, so a
+transcript that reuses ids does not mix outcomes up. From the calls come
+
+* a file ledger (path, reads, edits, the last change as a one-line diff, created/deleted),
+* a command ledger (deduplicated: runs, first failure, last outcome),
+* an error ledger, built only from failing calls, resolved when the same command later succeeds,
+* the user asks verbatim (injected text such as task notifications, skill preambles and
+  environment blocks is recognised and left out; a previous agent's compaction summary becomes a
+  previous summary, not an ask), decisions, todo items, URLs, test results and the next step.
+
+Only plain dicts and strings; nothing here knows about the summary's layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermesctx.messages import calls_of
+from hermesctx.redact import redact
+from hermesctx.summary.prompt import is_real_user_message, strip_think_blocks
+from hermesctx.summary.text import is_summary_content, strip_summary_prefix, text_view
+
+READ, WRITE, CREATE, DELETE, RUN, SEARCH, TODO, DELEGATE, OTHER = (
+    "read", "write", "create", "delete", "run", "search", "todo", "delegate", "other")
+
+_VOCABULARY = {
+    READ: ("read_file", "read", "view", "open", "goto", "scroll_up", "scroll_down", "notebookread", "cat",
+           "view_file", "fileread", "read_text_file"),
+    WRITE: ("patch", "edit", "multiedit", "notebookedit", "apply_patch", "insert", "edit_file", "str_replace",
+            "replace_in_file", "fileedit", "edit_notebook", "search_replace"),
+    CREATE: ("write_file", "write", "create", "create_file", "filewrite", "write_to_file"),
+    DELETE: ("delete_file", "remove_file", "delete"),
+    RUN: ("terminal", "bash", "shell", "shell_command", "exec_command", "execute_code", "execute_bash", "run",
+          "cmd_run", "python", "local_shell", "container.exec", "write_stdin", "run_command", "execute_command",
+          "cmdrun", "ipython", "execute_ipython_cell"),
+    SEARCH: ("search_files", "grep", "glob", "ls", "web_search", "websearch", "webfetch", "web_extract", "find_file",
+             "search_dir", "search_file", "find", "list_files", "list_dir", "codebase_search", "browser_navigate",
+             "fetch"),
+    TODO: ("todo", "todowrite", "todoread", "update_plan", "task_tracker"),
+    DELEGATE: ("delegate_task", "task", "agent", "spawn_agent", "delegate"),
+}
+_KIND = {name: kind for kind, names in _VOCABULARY.items() for name in names}
+_EDITOR_COMMANDS = {"view": READ, "create": CREATE, "str_replace": WRITE, "insert": WRITE, "undo_edit": WRITE,
+                    "write": CREATE, "edit": WRITE}
+_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file")
+_COMMAND_KEYS = ("command", "cmd", "code", "script", "input", "chars")
+_QUERY_KEYS = ("pattern", "query", "url", "urls", "glob", "regex", "description", "goal", "prompt")
+
+_FAIL_PATTERNS = (
+    re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>"),
+    re.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)"),
+    re.compile(r'"exit_code"\s*:\s*(-?\d+)'),
+)
+_FAIL_TEXT = re.compile(r"<tool_use_error>|verification failed|^Error:|^ERROR:|command not found|"
+                        r"No such file or directory|Traceback \(most recent call last\)|^error\b", re.M)
+_ERROR_LINE = re.compile(r"\b(error|exception|timed out|fatal|denied|not found|no such file|cannot|could not|"
+                         r"unable|panic)|\w+Error\b", re.I)
+_WEAK_ERROR_LINE = re.compile(r"\b(failed|failure|invalid|traceback)\b", re.I)
+_NOISE_LINE = re.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
+                         r"Exit code|<returncode>|</?output>)", re.I)
+_TAGS = re.compile(r"</?(?:tool_use_error|error|output|stderr)>")
+_TESTS = re.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", re.I)
+_URL = re.compile(r"https?://[^\s`'\"<>)\]]+")
+_PATH = re.compile(r"(?<![\w/.:-])(?:~/|/|\./)?(?:[\w.@-]+/)+[\w.@-]+\.\w{1,8}\b"
+                   r"|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|txt|sh|c|h|cpp|java|rb|"
+                   r"ipynb|css|html|sql|cfg|ini|lock)\b")
+_PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.M)
+_FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.S)
+_DECISION = re.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
+                       r"the (?:root )?cause (?:is|was)|the fix is|because|so that|rather than|opted)\b", re.I)
+_CONSTRAINT = re.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
+                         r"prefer|avoid)\b", re.I)
+_NEXT = re.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_INJECTED = re.compile(
+    r"^\s*(?:<(?:task-notification|command-name|command-message|command-args|local-command-stdout|"
+    r"local-command-stderr|system-reminder|user_instructions|environment_context|user_shell_command|"
+    r"turn_aborted|subagent_notification|INSTRUCTIONS)\b|Caveat: The messages below were generated|"
+    r"Base directory for this skill:|# AGENTS\.md instructions|\[Request interrupted by user|"
+    r"<returncode>|OBSERVATION:|Observation:|Tool result|\[SYSTEM|<tool_response>)", re.I)
+_FOREIGN_SUMMARY = re.compile(
+    r"^\s*(?:This session is being continued from a previous conversation|"
+    r"Another language model started to solve this problem|"
+    r"Summary of the conversation so far|<summary>)", re.I)
+
+
+def one_line(text: Any, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def tool_kind(name: str, args: dict) -> str:
+    low = name.lower().rsplit("__", 1)[-1]  # mcp__server__tool
+    if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor", "editor", "file_editor"):
+        return _EDITOR_COMMANDS.get(str(args.get("command", "")).lower(), WRITE)
+    return _KIND.get(low, OTHER)
+
+
+def _args(raw: Any) -> dict:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw else {}
+    except ValueError:
+        return {"input": raw} if isinstance(raw, str) else {}
+    return value if isinstance(value, dict) else {}
+
+
+def _command(args: dict) -> str:
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[0].endswith("sh") and value[1] in ("-lc", "-c"):
+                value = value[2]
+            else:
+                value = " ".join(value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _first(args: dict, keys: tuple) -> str:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, (str, int, float)) and str(value).strip():
+            return str(value).strip()
+    return ""
+
+
+def exit_code(result: str) -> int | None:
+    for pattern in _FAIL_PATTERNS:
+        found = pattern.search(result[:4000])
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def failed(result: str, msg: dict | None = None) -> bool:
+    if msg is not None and (msg.get("is_error") is True or msg.get("status") == "error"):
+        return True
+    code = exit_code(result)
+    if code is not None:
+        return code != 0
+    return bool(_FAIL_TEXT.search(result[:2000]))
+
+
+def plain(result: str) -> str:
+    """A JSON tool result's text fields (output, stderr, error, ...) as lines; other text as is."""
+    if result[:1] == "{":
+        try:
+            value = json.loads(result)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            texts = [value[k] for k in ("error", "stderr", "output", "stdout", "content", "message", "result")
+                     if isinstance(value.get(k), str) and value[k].strip()]
+            if texts:
+                return "\n".join(texts)
+    return result.replace("\\n", "\n")
+
+
+def error_line(result: str) -> str:
+    lines = [ln.strip() for ln in _TAGS.sub("", plain(result)).splitlines()]
+    lines = [ln for ln in lines if ln and not _NOISE_LINE.match(ln)]
+    hit = next((ln for ln in reversed(lines) if _ERROR_LINE.search(ln)), "") or next(
+        (ln for ln in reversed(lines) if _WEAK_ERROR_LINE.search(ln)), "")
+    return hit or (lines[0] if lines else "")
+
+
+def _diff_line(old: str, new: str) -> str:
+    return f"`{one_line(old, 70)}` → `{one_line(new, 70)}`"
+
+
+def _patch_change(patch: str) -> str:
+    minus = next((ln[1:] for ln in patch.splitlines() if ln.startswith("-") and not ln.startswith("---")), None)
+    plus = next((ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")), None)
+    if minus is not None and plus is not None:
+        return _diff_line(minus, plus)
+    if plus is not None:
+        return f"added `{one_line(plus, 110)}`"
+    if minus is not None:
+        return f"removed `{one_line(minus, 110)}`"
+    return "patched"
+
+
+@dataclass
+class FileEntry:
+    path: str
+    reads: int = 0
+    edits: int = 0
+    created: bool = False
+    deleted: bool = False
+    change: str = ""
+    size: str = ""
+    last: int = 0  # position of the last touch (recency)
+
+
+@dataclass
+class CommandEntry:
+    command: str
+    runs: int = 0
+    first_failure: str = ""
+    outcome: str = ""
+    ok: bool = True
+    last: int = 0
+
+
+@dataclass
+class ErrorEntry:
+    key: str  # the command or the call's target
+    text: str
+    resolved: bool = False
+    last: int = 0
+
+
+@dataclass
+class Ledgers:
+    files: dict = field(default_factory=dict)
+    commands: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+    asks: list = field(default_factory=list)  # (position, verbatim text, answered)
+    constraints: list = field(default_factory=list)
+    decisions: list = field(default_factory=list)
+    todos: dict = field(default_factory=dict)  # text -> status
+    delegations: list = field(default_factory=list)
+    searches: list = field(default_factory=list)
+    urls: list = field(default_factory=list)
+    tests: list = field(default_factory=list)
+    summaries: list = field(default_factory=list)  # previous summaries found among the turns
+    last_assistant: str = ""  # redacted
+    next_step: str = ""
+    steps: int = 0
+
+    def file(self, path: str, step: int) -> FileEntry:
+        path = path.strip().strip("`'\"")
+        entry = self.files.get(path)
+        if entry is None:
+            entry = self.files[path] = FileEntry(path)
+        entry.last = step
+        return entry
+
+
+def _patch_files(text: str, ledgers: Ledgers, step: int) -> bool:
+    found = list(_PATCH_FILE.finditer(text))
+    for k, match in enumerate(found):
+        body = text[match.end():found[k + 1].start() if k + 1 < len(found) else len(text)]
+        entry = ledgers.file(match.group(2), step)
+        op = match.group(1)
+        entry.edits += 1
+        entry.created |= op == "Add"
+        entry.deleted = op == "Delete"
+        entry.change = "deleted" if op == "Delete" else _patch_change(redact(body[:4000]))
+    return bool(found)
+
+
+def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict | None, step: int) -> None:
+    kind = tool_kind(name, args)
+    path = _first(args, _PATH_KEYS)
+    bad = failed(result, msg) if (result or msg) else False
+    clean: str | None = None
+
+    def redacted() -> str:  # each tool output is redacted once, and only when something is taken from it
+        nonlocal clean
+        if clean is None:
+            clean = redact(result)
+        return clean
+
+    if kind in (READ, WRITE, CREATE, DELETE) and path:
+        entry = ledgers.file(path, step)
+        if kind == READ:
+            entry.reads += 1
+            if not bad and result:
+                entry.size = f"{result.count(chr(10)) + 1} lines"
+        else:
+            entry.edits += 1
+            entry.created |= kind == CREATE
+            entry.deleted = kind == DELETE
+            old, new = args.get("old_string", args.get("old_str")), args.get("new_string", args.get("new_str"))
+            edits = args.get("edits")
+            if isinstance(edits, list) and edits and isinstance(edits[-1], dict):
+                old, new = edits[-1].get("old_string"), edits[-1].get("new_string")
+            content = args.get("content", args.get("file_text", args.get("new_source")))
+            if isinstance(old, str) and isinstance(new, str):
+                entry.change = _diff_line(redact(old), redact(new))
+            elif isinstance(content, str):
+                entry.change = f"wrote {content.count(chr(10)) + 1} lines"
+                entry.size = f"{content.count(chr(10)) + 1} lines"
+            elif isinstance(args.get("patch"), str):
+                entry.change = _patch_change(redact(args["patch"][:4000]))
+            elif kind == DELETE:
+                entry.change = "deleted"
+    elif kind == WRITE:  # apply_patch and the like: the files are in the patch
+        _patch_files(_command(args), ledgers, step)
+    elif kind == RUN:
+        command = _command(args)
+        if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step)):
+            command = "apply_patch"
+        if command:
+            _record_command(ledgers, one_line(redact(command), 160), bad, result, redacted, step)
+            if command != "apply_patch":
+                for p in _PATH.findall(command[:2000]):
+                    if not p.startswith("http"):
+                        ledgers.file(p, step).reads += 1
+    elif kind == SEARCH:
+        query = _first(args, _QUERY_KEYS) or path
+        if query:
+            ledgers.searches.append(f"{name} {one_line(redact(query), 100)}")
+    elif kind == TODO:
+        items = args.get("todos", args.get("plan", args.get("items")))
+        if isinstance(items, list):
+            ledgers.todos = {}
+            for item in items:
+                if isinstance(item, dict):
+                    text = item.get("content") or item.get("step") or item.get("title") or ""
+                    if text:
+                        ledgers.todos[one_line(redact(str(text)), 160)] = str(item.get("status") or "pending")
+    elif kind == DELEGATE:
+        what = _first(args, ("description", "goal", "prompt", "task"))
+        ledgers.delegations.append(one_line(redact(what), 160) + (f" — {one_line(redacted(), 160)}" if result else ""))
+    if kind != RUN:  # a failing call of any other tool: its error, keyed by the call and its target
+        key = f"{name} {one_line(path or _first(args, _QUERY_KEYS) or _command(args), 100)}".strip()
+        if bad:
+            ledgers.errors[key] = ErrorEntry(key, one_line(error_line(redacted()), 220), last=step)
+        elif key in ledgers.errors:
+            ledgers.errors[key].resolved = True
+
+
+def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, redacted, step: int) -> None:
+    entry = ledgers.commands.get(command)
+    if entry is None:
+        entry = ledgers.commands[command] = CommandEntry(command)
+    entry.runs += 1
+    entry.last = step
+    code = exit_code(result) if result else None
+    tests = list(_TESTS.finditer(plain(result[-6000:]))) if result and ("passed" in result or "fail" in result) else []
+    test_line = one_line(redact(tests[-1].group(0)), 90) if tests else ""
+    if test_line:
+        ledgers.tests.append(test_line)
+    if bad:
+        line = one_line(error_line(redacted()), 200)
+        outcome = f"failed (exit {code})" if code is not None else "failed"
+        entry.first_failure = entry.first_failure or outcome
+        ledgers.errors[command] = ErrorEntry(command, f"exit {code}: {line}" if code is not None else line, last=step)
+    else:
+        outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
+        if command in ledgers.errors:
+            ledgers.errors[command].resolved = True
+    entry.outcome, entry.ok = outcome + (f"; {test_line}" if test_line else ""), not bad
+
+
+def _sentences(text: str, pattern: re.Pattern, limit: int = 240) -> list:
+    return [one_line(s, limit) for s in _SENTENCE.split(text) if s and "?" not in s and pattern.search(s)
+            and len(s) > 12]
+
+
+def injected(text: str) -> bool:
+    return bool(_INJECTED.match(text))
+
+
+def foreign_summary(text: str) -> bool:
+    return bool(_FOREIGN_SUMMARY.match(text)) or is_summary_content(text)
+
+
+def extract(turns: list) -> Ledgers:
+    """The ledgers of ``turns``: one pass, linear in the messages (dicts and sets, no list scans)."""
+    led = Ledgers()
+    n = len(turns)
+    i = 0
+    pending_text_command: tuple[str, int] | None = None
+    while i < n:
+        msg = turns[i]
+        if not isinstance(msg, dict):
+            i += 1
+            continue
+        role = msg.get("role")
+        led.steps = i
+        if role == "assistant":
+            text = text_view(msg.get("content"))
+            visible = strip_think_blocks(text).strip() if text else ""
+            calls = [tc for tc in calls_of(msg) if isinstance(tc, dict) and isinstance(tc.get("function"), dict)]
+            if visible:
+                clean = led.last_assistant = redact(visible)
+                led.decisions += _sentences(clean, _DECISION)
+                nxt = _sentences(clean, _NEXT, 300)
+                if nxt:
+                    led.next_step = nxt[-1]
+                for url in _URL.findall(clean):
+                    led.urls.append(url.rstrip(".,;:"))
+                if led.asks and not led.asks[-1][2]:
+                    led.asks[-1] = (led.asks[-1][0], led.asks[-1][1], True)
+            # the call's group: the tool messages right after it
+            j = i + 1
+            group = []
+            while j < n and isinstance(turns[j], dict) and turns[j].get("role") == "tool":
+                group.append(turns[j])
+                j += 1
+            if calls:
+                by_id = {}
+                for k, res in enumerate(group):
+                    rid = res.get("tool_call_id")
+                    if isinstance(rid, str) and rid not in by_id:
+                        by_id[rid] = k
+                used = set()
+                for k, tc in enumerate(calls):
+                    rid = tc.get("id") or tc.get("call_id")
+                    pos = by_id.get(rid) if isinstance(rid, str) else None
+                    if pos is None or pos in used:
+                        pos = k if k < len(group) and k not in used else None
+                    res = group[pos] if pos is not None else None
+                    if pos is not None:
+                        used.add(pos)
+                    result = text_view(res.get("content")) if res is not None else ""
+                    fn = tc["function"]
+                    _record_call(led, str(fn.get("name") or "unknown"), _args(fn.get("arguments")), result, res, i)
+            elif visible:
+                blocks = _FENCE.findall(visible)
+                if blocks and j < n and turns[j].get("role") in ("user", "tool") and not group:
+                    pending_text_command = (blocks[-1].strip(), i)
+                elif blocks and group:
+                    _record_call(led, "bash", {"command": blocks[-1].strip()},
+                                 text_view(group[0].get("content")), group[0], i)
+            i = j
+            continue
+        if role == "user":
+            text = text_view(msg.get("content"))
+            if pending_text_command is not None and injected(text):  # the in-text command's output
+                _record_call(led, "bash", {"command": pending_text_command[0]}, text, None, pending_text_command[1])
+                pending_text_command = None
+                i += 1
+                continue
+            pending_text_command = None
+            stripped = text.strip()
+            if stripped and foreign_summary(stripped):
+                led.summaries.append(strip_summary_prefix(stripped))
+            elif stripped and is_real_user_message(msg) and not injected(stripped):
+                clean = redact(stripped)
+                led.asks.append((i, clean, False))
+                led.constraints += _sentences(clean, _CONSTRAINT)
+                for url in _URL.findall(clean):
+                    led.urls.append(url.rstrip(".,;:"))
+        elif role == "system" and is_summary_content(msg.get("content")):
+            led.summaries.append(strip_summary_prefix(text_view(msg.get("content"))))
+        i += 1
+    return led
+
+
+def common_root(paths: list) -> str:
+    """The longest directory shared by the absolute paths (``""`` when there is none worth naming)."""
+    absolute = [p for p in paths if p.startswith("/")]
+    if len(absolute) < 2:
+        return ""
+    parts = [p.split("/")[:-1] for p in absolute]
+    root = []
+    for column in zip(*parts):
+        if len(set(column)) != 1:
+            break
+        root.append(column[0])
+    root_path = "/".join(root)
+    return root_path if root_path.count("/") >= 1 else ""

@@ -1,0 +1,706 @@
+"""The one document loop: read any format, run a stage on each document, write it back.
+
+Every command and ``run`` go through here (``run --jobs`` workers and the Dask runner parse
+single lines and share :func:`hermesctx.pipeline.run_document`): input from one or several
+files or stdin (gzip too), documents one at a time (memory does not grow with a batch), errors located
+(``line 3: messages[7]: ...``), outputs through the send path of their format, reports on
+stderr and in ``--report FILE``, ``--in-place`` (atomic, ``--backup``) and the ``--check``
+modes (:func:`report_problems`). No click here: the command line only parses options.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+from hermesctx import jsonio
+from hermesctx.context import Env
+from hermesctx.errors import FileIOError, HermesctxError, UsageError
+from hermesctx.exit import ExitStatus
+
+_READ_BUFFER = 1 << 20
+
+
+@contextmanager
+def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
+    """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file.
+    Gzip-compressed input is decompressed as it is read (:func:`jsonio.decompressed`)."""
+    if path == "-":
+        if env.stdin_isatty:
+            raise UsageError("no input: pipe a transcript in or name a file",
+                             hint="e.g. hermesctx estimate examples/coding-session.json")
+        if env.stdin is getattr(sys.stdin, "buffer", None):
+            # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
+            # split several times faster than through the default 8 KiB one)
+            with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
+                if env.progress is not None:
+                    env.progress.watch(handle.fileno())
+                yield jsonio.decompressed(handle)
+            return
+        yield jsonio.decompressed(env.stdin)
+        return
+    try:
+        handle = open(path, "rb", buffering=_READ_BUFFER)
+    except OSError as exc:
+        raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        if env.progress is not None:
+            env.progress.watch(handle.fileno())
+        yield jsonio.decompressed(handle)
+
+
+Paths = str | Sequence[str]
+
+
+def paths_of(path: Paths) -> list[str]:
+    """The FILE arguments of a command as a list (none: stdin, ``-``)."""
+    if isinstance(path, str):
+        return [path]
+    return list(path) or ["-"]
+
+
+class InFile:
+    """A document read from one of several FILE arguments: the same document, whose
+    location names its file (``b.jsonl: line 3``)."""
+
+    __slots__ = ("_doc", "file")
+
+    def __init__(self, doc: jsonio.Document, file: str):
+        self._doc, self.file = doc, file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._doc, name)
+
+    @property
+    def where(self) -> str:
+        inner = self._doc.where
+        return f"{self.file}: {inner}" if inner else self.file
+
+
+def documents(env: Env, path: Paths, jsonl: bool | None, *,
+              keep_raw: bool = False, source: str | None = None,
+              target: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
+    """The documents of one input, or of several FILE arguments one after the other (each
+    located by its file name). ``source=None``: plain JSON / JSON Lines as always. With a
+    format name (``auto`` included) see :func:`format_documents` (``target`` is for the
+    writer: ignored here)."""
+    paths = paths_of(path)
+    if len(paths) > 1:
+        for one in paths:
+            try:
+                for doc in documents(env, one, jsonl, keep_raw=keep_raw, source=source, **format_kwargs):
+                    yield InFile(doc, one)
+            except HermesctxError as err:  # raised while reading (not by the consumer)
+                if not (err.where or "").startswith(f"{one}: "):
+                    err.located(one)
+                raise
+        return
+    path = paths[0]
+    if source is not None:
+        yield from format_documents(env, path, jsonl, keep_raw=keep_raw, source=source,
+                                    **format_kwargs)
+        return
+    with open_input(env, path) as stream:
+        yield from jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+
+
+def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool = False,
+                     source: str = "auto", include_sidechains: bool = False,
+                     all_segments: bool = False,
+                     convert_documents: bool = True) -> Iterator[jsonio.Document]:
+    """Documents in any format :mod:`hermesctx.formats` reads: a Claude Code / Codex session
+    log (one file, one transcript, folded event by event), Responses items or ShareGPT become
+    OpenAI messages; OpenAI and Anthropic bodies pass through. Each has ``.info`` (the format
+    read, what was lost, usage recorded in a log)."""
+    from hermesctx import formats
+
+    with open_input(env, path) as stream:
+        for doc in formats.read_documents(
+                stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
+                include_sidechains=include_sidechains, all_segments=all_segments,
+                convert_documents=convert_documents, warn=env.warn):
+            if convert_documents:
+                for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
+                    env.warn(f"{doc.where}: {line}" if doc.where else line)
+            yield doc
+
+
+def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
+               wire: dict | None = None) -> Any:
+    """A stage's result for a document read by :func:`format_documents`, in the format the
+    command writes (the input's own: OpenAI / Anthropic bodies are as they came; else
+    ``target``, else OpenAI), as it goes on the wire (:mod:`hermesctx.wire.send`). What that
+    format cannot hold, and what the send path changed (also counted in ``wire``), is warned
+    about."""
+    from hermesctx import formats
+    from hermesctx.wire import send
+
+    info = getattr(doc, "info", None)
+    if info is None:
+        from hermesctx.messages import detect_format
+
+        info = {"format": detect_format(result)}
+    lost: dict = {}
+    wire = {} if wire is None else wire
+    out = formats.write_back(result, info, target, lost, wire)
+    fmt = formats.output_format(info, target)
+    for line in [*formats.describe_lost(lost, fmt), *send.describe(wire)]:
+        env.warn(f"{doc.where}: {line}" if doc.where else line)
+    return out
+
+
+class ReportSink:
+    """Per-document reports: a human line on stderr, and JSON in ``--report FILE`` too.
+
+    The file holds one JSON value for a single document and JSON Lines for a batch; it is
+    written to a temporary file beside the target and renamed into place at the end, also when
+    the batch failed part-way or was interrupted (the reports of the documents done are kept;
+    with none done, FILE is left as it was). A write error is exit 5, one line, no temp left.
+    ``--report -`` writes the JSON to stderr instead of the human line (stdout carries the
+    transcript).
+    """
+
+    def __init__(self, env: Env, path: str | None, *, to_stderr: bool = True):
+        self.env = env
+        self.path = path
+        self.to_stderr = to_stderr
+        self._tmp = None
+        self._count = 0
+        self._json_to_stderr = path == "-"
+        if path and not self._json_to_stderr:
+            directory = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(directory):
+                raise FileIOError(f"cannot write report {path}: no such directory")
+            name = f"{path}.{os.getpid()}.tmp"
+            try:
+                self._tmp = open(name, "wb")
+            except OSError as exc:
+                raise FileIOError(f"cannot write report {path}: {exc.strerror or exc}") from None
+
+    def add(self, doc: jsonio.Document, report: dict, line: str | None) -> None:
+        if self._tmp is not None or self._json_to_stderr:
+            if doc.line is not None:
+                report = {"line": doc.line, **report}
+            if isinstance(doc, InFile):
+                report = {"file": doc.file, **report}
+            if self._json_to_stderr:
+                self.env.stderr.write(jsonio.dumps(report).decode("utf-8"))
+                self.env.stderr.flush()
+                return
+            try:
+                self._tmp.write(jsonio.dumps(report))
+            except OSError as exc:
+                self._discard()
+                raise FileIOError(f"cannot write report {self.path}: {exc.strerror or exc}") from None
+            self._count += 1
+        if line and self.to_stderr:
+            self.env.info(f"{doc.where}: {line}" if doc.where else line)
+
+    def close(self, ok: bool = True) -> None:
+        """Rename the reports into place; after a failure (``ok`` false) only when there are
+        some, and a second error then is not raised over the first."""
+        if self._tmp is None:
+            return
+        if not ok and not self._count:
+            self._discard()
+            return
+        try:
+            self._tmp.close()
+            os.replace(self._tmp.name, self.path)
+        except OSError as exc:
+            self._discard()
+            if ok:
+                raise FileIOError(f"cannot write report {self.path}: {exc.strerror or exc}") from None
+        self._tmp = None
+
+    def _discard(self) -> None:
+        if self._tmp is None:
+            return
+        try:
+            self._tmp.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self._tmp.name)
+        except OSError:
+            pass
+        self._tmp = None
+
+
+Transform = Callable[[Any], tuple[Any, dict | None]]
+
+
+def located(docs: Iterable[jsonio.Document],
+            fn: Callable[[jsonio.Document], Any]) -> Iterator[tuple[jsonio.Document, Any]]:
+    """``(doc, fn(doc))`` for every document; an error names where it happened
+    (``line 3: messages[7]: ...``). The one place errors get their document's location."""
+    for doc in docs:
+        try:
+            result = fn(doc)
+        except HermesctxError as err:
+            raise (err.located(doc.where) if doc.where else err) from None
+        yield doc, result
+
+
+def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None, pretty: bool,
+                     report: str | None, describe: Callable[[dict], str] | None = None,
+                     emit: bool = True, in_place: bool = False, backup: bool = False,
+                     formats: dict | None = None, keep_going: KeepGoing | None = None) -> int:
+    """Run ``fn(document) -> (output, report)`` on every document of one input or of several
+    FILE arguments, writing each output as soon as it is ready (one document at a time:
+    memory does not grow with the batch).
+
+    Errors are located (``line 3: messages[7]: …``, with the file name when there are several);
+    nothing of a failing document is written. ``in_place`` writes the output over each FILE
+    atomically (temp file in the same directory, fsync, rename; ``backup`` keeps the original
+    as FILE.bak); on any error that FILE is left untouched. ``formats`` (the format options:
+    ``source``, ``target``, ...) reads any transcript format and writes each result back with
+    :func:`write_back`. Every output goes through the send path of its format
+    (:func:`write_back`). ``keep_going``: a bad line does not end the input
+    (:class:`KeepGoing`). Returns how many documents were processed.
+    """
+    paths = paths_of(path)
+    if in_place and "-" in paths:
+        raise UsageError("--in-place needs a FILE argument, not stdin")
+    sink = ReportSink(env, report)
+    ok = False
+    count = 0
+    progress = Progress.start(env)
+    try:
+        # --in-place: one output per FILE; else one stream over all of them
+        per_file = in_place or keep_going is not None  # one output / one line reader per FILE
+        if not per_file:
+            count = _transform(env, paths if len(paths) > 1 else paths[0], fn, sink, pretty=pretty,
+                               describe=describe, emit=emit, in_place=False, backup=False, jsonl=jsonl,
+                               formats=formats)
+        for one in paths if per_file else ():
+            if keep_going is not None and len(paths) > 1:
+                keep_going.file = one
+            try:
+                count += _transform(env, one, fn, sink, pretty=pretty, describe=describe, emit=emit,
+                                    in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
+                                    keep_going=keep_going)
+            except HermesctxError as err:
+                if len(paths) > 1:
+                    err.located(one)
+                raise
+        ok = True
+    finally:
+        progress.done()
+        sink.close(ok)
+    return count
+
+
+def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty: bool, describe, emit: bool,
+               in_place: bool, backup: bool, jsonl: bool | None, formats: dict | None,
+               keep_going: KeepGoing | None = None) -> int:
+    out = _InPlace(path) if in_place else None
+    stdout = out.handle if out else env.stdout
+    count = 0
+    ok = False
+    target = (formats or {}).get("target")
+    records = _Records() if in_place else None
+    docs = (documents(env, path, jsonl, **(formats or {})) if keep_going is None
+            else keep_going.documents(env, path, jsonl, formats or {}))
+    try:
+        for doc in docs:
+            try:
+                if isinstance(doc, _Bad):
+                    raise doc.error
+                try:
+                    result, rep = fn(doc.data)
+                except HermesctxError as err:
+                    raise (err.located(doc.where) if doc.where else err) from None
+                if emit:
+                    if in_place and count == 0 and formats:
+                        _same_format(doc, target)
+                    wire: dict = {}
+                    result = write_back(env, doc, result, target, wire)
+                    if wire and isinstance(rep, dict):
+                        rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
+                    data = jsonio.dumps(result, pretty=pretty)
+            except HermesctxError as err:
+                if keep_going is None or doc.raw is None:
+                    raise
+                keep_going.failed(env, err, doc.raw, stdout if emit else None)
+                continue
+            if emit:
+                stdout.write(data if records is None else records.frame(getattr(doc, "record", None), data, pretty))
+                if out is None:
+                    stdout.flush()
+            if rep is not None:
+                sink.add(doc, rep, describe(rep) if describe else None)
+            count += 1
+            if env.progress is not None:
+                env.progress.tick()
+        if records is not None:
+            stdout.write(records.frame(None, b"", pretty))
+        ok = True
+    finally:
+        if out is not None:
+            out.close(ok, backup=backup)
+    return count
+
+
+class _Records:
+    """--in-place gives a JSON array of records (ShareGPT ones, read one transcript each) back
+    as an array: :meth:`frame` puts the bracket or comma each output needs around it."""
+
+    def __init__(self) -> None:
+        self.open = False
+
+    def frame(self, record: int | None, data: bytes, pretty: bool) -> bytes:
+        """``data`` (one output, newline-ended; ``record``: 1-based in its array, None for a
+        document of its own) as it is written."""
+        head = b""
+        if self.open and record in (None, 1):
+            head, self.open = b"]\n", False
+        if record is None:
+            return head + data
+        head += (b"[\n" if pretty else b"[") if record == 1 else (b",\n" if pretty else b",")
+        self.open = True
+        return head + data[:-1]
+
+
+class _Bad:
+    """A line that is not a transcript, for :class:`KeepGoing`."""
+
+    def __init__(self, error: HermesctxError, raw: bytes):
+        self.error, self.raw, self.where = error, raw, None
+
+
+class KeepGoing:
+    """``--keep-going``: a JSON line that fails (not JSON, not a transcript, refused by the
+    stage) is reported on stderr with its line number and written through unchanged
+    (``pass``) or left out (``skip``); the other lines go on. ``failures`` counts them."""
+
+    def __init__(self, mode: str = "pass"):
+        self.mode = mode
+        self.failures = 0
+        self.file: str | None = None  # the FILE being read, when there are several
+
+    def documents(self, env: Env, path: str, jsonl: bool | None, formats: dict) -> Iterator:
+        """The documents of ``path``, one line at a time; a line that cannot be read comes as
+        a :class:`_Bad` instead of ending the input. One document (not JSON Lines) or a
+        session log: read as without the flag."""
+        from hermesctx import formats as registry
+
+        source = formats.get("source")
+        lines = raw_lines(env, path, jsonl, source == "auto") if jsonl is not False else None
+        first = next(lines, None) if lines is not None else None
+        if first is None or first == "log":
+            yield from documents(env, path, jsonl, keep_raw=True, **formats)
+            return
+        index = 0
+        for line_no, raw in _chain(first, lines):
+            try:
+                value = jsonio.loads(raw)
+                data, info = registry.prepare(value, source) if source is not None else (value, None)
+            except HermesctxError as err:
+                yield _Bad(err.located(f"line {line_no}"), raw)
+                continue
+            doc = jsonio.Document(data, index, line_no, raw)
+            if info is not None:
+                doc.info = info  # what write_back needs to write it in its own format
+            yield doc
+            index += 1
+
+    def failed(self, env: Env, err: HermesctxError, raw: bytes, stdout) -> None:
+        self.failures += 1
+        text = str(err).replace("\n", " ")
+        if self.file is not None:
+            text = f"{self.file}: {text}"
+        env.stderr.write(f"hermesctx: error: {text} ({'written unchanged' if self.mode == 'pass' else 'skipped'})\n")
+        env.stderr.flush()
+        if self.mode == "pass" and stdout is not None:
+            stdout.write(raw if raw.endswith(b"\n") else raw + b"\n")
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def raw_lines(env, path, jsonl, log_check=False):
+    """``(line_no, raw)`` for every JSON line of the input, unparsed; ``None`` first when the
+    input is one (pretty-printed) document rather than JSON Lines. Detection, blank lines and
+    the BOM are handled as jsonio.read_documents handles them."""
+    from hermesctx import formats
+
+    with open_input(env, path) as stream:
+        head, first = jsonio.first_line(stream)
+        line_no = len(head)
+        if jsonl is None or log_check:
+            try:
+                value = jsonio.loads(first)
+            except HermesctxError:
+                if jsonl is None:
+                    yield None  # not JSON Lines: the whole input is one document
+                    yield first + stream.read()
+                    return
+                value = None
+            if log_check and formats.detect_line(value) is not None:
+                yield "log"  # a session log: one transcript, read by the caller from here
+                yield formats.Rest([first], stream)
+                return
+        yield line_no, first
+        for raw in stream:
+            line_no += 1
+            if not raw.isspace():
+                yield line_no, raw
+
+
+def _same_format(doc: jsonio.Document, target: str | None) -> None:
+    """--in-place never turns a file into another format (a session log into JSON)."""
+    from hermesctx import formats
+
+    info = getattr(doc, "info", None) or {}
+    found = info.get("format", "openai")
+    out = formats.output_format(info, target)
+    if out != found:
+        raise UsageError(f"--in-place would rewrite a {found} file as {out}",
+                         hint="write to stdout instead (without --in-place)")
+
+
+class _InPlace:
+    """Output that replaces ``path`` only when everything succeeded. A write error is exit 5
+    (one line, the temp file removed, FILE untouched); ``backup`` keeps the original as
+    FILE.bak, itself replaced atomically (a hard link to the original, renamed over the old
+    .bak; a copy through a temp file where links are refused). A symbolic link stays a link:
+    the file it points to is rewritten (and its .bak kept beside that file)."""
+
+    def __init__(self, path: str):
+        import tempfile
+
+        self.path = os.path.realpath(path)
+        directory = os.path.dirname(self.path)
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=".hermesctx-", suffix=".tmp", dir=directory)
+        except OSError as exc:
+            raise FileIOError(f"cannot write beside {path}: {exc.strerror}") from None
+        self.handle = _Checked(os.fdopen(fd, "wb"), path)
+
+    def close(self, ok: bool, *, backup: bool) -> None:
+        import shutil
+
+        bak = None
+        try:
+            if ok:
+                self.handle.flush()
+                os.fsync(self.handle.fileno())
+            self.handle.close()
+            if ok:
+                shutil.copymode(self.path, self.tmp)
+                if backup:
+                    bak = _temp_name(self.path + ".bak")
+                    try:
+                        os.link(self.path, bak, follow_symlinks=True)
+                    except OSError:
+                        shutil.copy2(self.path, bak)
+                    os.replace(bak, self.path + ".bak")
+                    bak = None
+                os.replace(self.tmp, self.path)
+        except OSError as exc:
+            if ok:
+                raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        finally:
+            for leftover in (self.tmp, bak):
+                if leftover and os.path.lexists(leftover):
+                    os.unlink(leftover)
+
+
+def _temp_name(path: str) -> str:
+    import secrets
+
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.{secrets.token_hex(4)}.tmp")
+
+
+class _Checked:
+    """A binary file whose write errors are :class:`FileIOError` naming ``path`` (exit 5)."""
+
+    def __init__(self, handle: BinaryIO, path: str):
+        self._handle = handle
+        self.path = path
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as exc:
+            raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            raise FileIOError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def fileno(self) -> int:
+        return self._handle.fileno()
+
+    def close(self) -> None:
+        try:
+            self._handle.close()
+        except OSError:
+            pass  # closing after a failed write: the error was raised already
+
+
+def doc_target(doc: Any, target: str | None) -> str:
+    """The API a document is checked against: ``target``, else its own format (OpenAI and
+    Anthropic bodies detected one by one, everything else read to OpenAI)."""
+    if target:
+        return target
+    info = getattr(doc, "info", None)
+    if info is not None and info.get("format") not in ("openai", "anthropic"):
+        return "openai"
+    from hermesctx.wire.rules import target_of
+
+    return target_of(doc.data)
+
+
+def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int | None], list], *,
+                    target: str | None = None, as_json: bool = False) -> ExitStatus:
+    """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
+    summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
+    ``sanitize --check``."""
+    import orjson
+
+    counted = shown = transcripts = bad = 0
+    uncounted: dict[str, int] = {}
+    for doc, found in located(docs, lambda doc: checker(doc.data, doc_target(doc, target), doc.line)):
+        transcripts += 1
+        if (getattr(doc, "info", None) or {}).get("empty_log"):  # a session log gave no message
+            from hermesctx.wire.rules import Problem
+
+            found = [Problem("messages", "EMPTY-LOG", "reject",
+                             "the log holds events but no message"), *found]
+        where = f"{doc.where}: " if doc.where else ""
+        any_counted = False
+        for problem in found:
+            shown += 1
+            if problem.counted:
+                counted += 1
+                any_counted = True
+            else:
+                uncounted[problem.severity] = uncounted.get(problem.severity, 0) + 1
+            if as_json:
+                row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
+                       "counted": problem.counted}
+                env.stdout.write(orjson.dumps(row) + b"\n")
+            else:
+                tag = "" if problem.severity == "reject" else f" ({problem.severity})"
+                env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")
+        bad += any_counted
+    if as_json:
+        env.stdout.flush()
+    extra = ", ".join(f"{n} {severity}" for severity, n in sorted(uncounted.items()))
+    env.stderr.write(f"{counted} problem{'s' * (counted != 1)} in {bad} of {transcripts} "
+                     f"transcript{'s' * (transcripts != 1)}"
+                     + (f" ({extra} not counted)" if extra else "") + "\n")
+    env.stderr.flush()
+    return ExitStatus.CHECK_FAILED if counted else ExitStatus.OK
+
+
+def report_each(env: Env, docs: Iterable[jsonio.Document],
+                fn: Callable[[jsonio.Document], tuple[bytes, str | None, Any]]) -> ExitStatus:
+    """A command that reports on each document instead of rewriting it (``estimate``,
+    ``cache-mark --check``): ``fn(doc) -> (stdout bytes, stderr text or None, failure)``; a
+    failure that is a text is said on stderr with the document's line; exit 1 when any
+    document failed."""
+    failed = False
+    progress = Progress.start(env)
+    try:
+        for doc, (out, err, failure) in located(docs, fn):
+            failed = failed or bool(failure)
+            env.stdout.write(out)
+            if err is not None:
+                env.stderr.write(err)
+            if isinstance(failure, str):
+                env.info(f"{doc.where}: {failure}" if doc.where else failure)
+            progress.tick()
+    finally:
+        progress.done()
+    return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
+
+
+class Progress:
+    """A progress line on stderr while a batch runs, when stderr is a terminal (and not
+    ``--quiet``): transcripts done, MB read, rate and, for a regular file, the time left;
+    refreshed at most 5 times a second. Costs one call per document."""
+
+    def __init__(self, env: Env):
+        self.env, self.count, self.last, self.t0 = env, 0, 0.0, 0.0
+        self.fd: int | None = None
+        self.size = 0
+        self.base = 0  # bytes of the files finished before the current one
+
+    @classmethod
+    def start(cls, env: Env) -> Progress | _NoProgress:
+        if not env.stderr_isatty or env.quiet or env.progress is not None:
+            return _NoProgress()
+        import time
+
+        env.progress = progress = cls(env)
+        progress.t0 = time.monotonic()
+        return progress
+
+    def watch(self, fd: int) -> None:
+        """The input file being read (its offset is how far we are)."""
+        if self.fd is not None:
+            self.base += self._position()
+        self.fd = fd
+        import stat
+
+        try:
+            info = os.fstat(fd)
+            self.size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+        except OSError:
+            self.size = 0
+
+    def _position(self) -> int:
+        try:
+            return os.lseek(self.fd, 0, os.SEEK_CUR) if self.fd is not None else 0
+        except OSError:
+            return 0
+
+    def tick(self) -> None:
+        import time
+
+        self.count += 1
+        now = time.monotonic()
+        if now - self.last > 0.2:
+            self.last = now
+            self.env.stderr.write("\r" + self.line(now))
+            self.env.stderr.flush()
+
+    def line(self, now: float) -> str:
+        elapsed = max(now - self.t0, 1e-6)
+        position = self._position()
+        done_mb = (self.base + position) / 1e6
+        text = f"{self.count:,} transcripts, {done_mb:,.1f} MB, {done_mb / elapsed:,.1f} MB/s"
+        if self.size and position and self.size > position:
+            left = (self.size - position) / (position / elapsed if not self.base else (self.base + position) / elapsed)
+            text += f", {int(left) // 60}:{int(left) % 60:02d} left"
+        return text + "   "
+
+    def done(self) -> None:
+        import time
+
+        if self.env.progress is self:
+            self.env.progress = None
+        if self.count:
+            self.env.stderr.write("\r" + self.line(time.monotonic()) + "\n")
+            self.env.stderr.flush()
+
+
+class _NoProgress:
+    count = 0
+
+    def tick(self) -> None:
+        pass
+
+    def done(self) -> None:
+        pass

@@ -1,0 +1,88 @@
+"""Batches: several FILE arguments in one process, --keep-going / --skip-bad."""
+
+import json
+
+import pytest
+from conftest import EXAMPLES, invoke
+
+BAD = b'[{"role":"user","content":"x"}]\n{bad\n[{"role":"user","content":"y"}]\n{"nope": 1}\n'
+
+
+@pytest.mark.parametrize("command", [["prune"], ["sanitize"], ["cache-mark"], ["compress", "--if-needed"],
+                                     ["estimate", "--method", "rough"], ["validate"], ["convert"],
+                                     ["run", "--pipeline", "prune,sanitize"]])
+def test_several_files_equal_the_files_one_by_one(command):
+    files = [str(EXAMPLES / "coding-session.json"), str(EXAMPLES / "batch.jsonl")]
+    together = invoke(["-q", *command, *files])
+    apart = [invoke(["-q", *command, f]) for f in files]
+    assert together.status == 0 and all(r.status == 0 for r in apart), together.stderr
+    assert together.stdout == b"".join(r.stdout for r in apart)
+
+
+def test_an_error_in_the_second_file_names_it(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(BAD)
+    r = invoke(["-q", "prune", str(EXAMPLES / "coding-session.json"), str(bad)])
+    assert r.status == 3 and f"{bad}: line 2: not JSON" in r.stderr
+    assert len(r.stdout.splitlines()) == 2  # the first file and the good first line
+
+
+def test_several_files_in_place_each_rewritten(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.jsonl"
+    a.write_bytes((EXAMPLES / "coding-session.json").read_bytes())
+    b.write_bytes((EXAMPLES / "batch.jsonl").read_bytes())
+    r = invoke(["-q", "cache-mark", "--in-place", str(a), str(b)])
+    assert r.status == 0, r.stderr
+    assert b"cache_control" in a.read_bytes() and all(b"cache_control" in line for line in b.read_bytes().splitlines())
+
+
+@pytest.mark.parametrize("flag,kept", [("--keep-going", True), ("--skip-bad", False)])
+def test_keep_going_reports_bad_lines_and_goes_on(tmp_path, flag, kept):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(BAD)
+    r = invoke(["prune", flag, str(bad)])
+    assert r.status == 3
+    assert "line 2: not JSON" in r.stderr and "line 4: " in r.stderr and "not a transcript" in r.stderr
+    lines = r.stdout.splitlines()
+    if kept:
+        assert lines[1] == b"{bad" and lines[3] == b'{"nope": 1}' and len(lines) == 4
+    else:
+        assert len(lines) == 2
+    assert json.loads(lines[0]) == [{"role": "user", "content": "x"}]
+
+
+@pytest.mark.parametrize("command", [["prune"], ["sanitize", "--stub"], ["cache-mark"], ["compress", "--if-needed"],
+                                     ["spill", "--result-threshold", "1000"]])
+def test_keep_going_on_good_input_changes_nothing(tmp_path, command):
+    raw = (EXAMPLES / "batch.jsonl").read_bytes()
+    extra = ["--dir", str(tmp_path / "s")] if command[0] == "spill" else []
+    plain = invoke(["-q", *command, *extra], raw)
+    going = invoke(["-q", *command, *extra, "--keep-going"], raw)
+    assert plain.status == going.status == 0, going.stderr
+    assert plain.stdout == going.stdout
+
+
+def _tty_run(args, tmp_path):
+    import io
+
+    from hermesctx.cli import run
+    from hermesctx.context import Env
+
+    out, err = io.BytesIO(), io.StringIO()
+    status = run(args, Env(io.BytesIO(), out, err, environ={}, stderr_isatty=True))
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command", [["prune"], ["estimate", "--method", "rough"], ["run", "--pipeline", "prune"]])
+def test_progress_line_on_a_terminal(tmp_path, command):
+    status, out, err = _tty_run([*command, str(EXAMPLES / "batch.jsonl")], tmp_path)
+    assert status == 0
+    last = err.rstrip("\n").split("\r")[-1]
+    assert last.startswith("4 transcripts, ") and " MB, " in last and "MB/s" in last
+    quiet = _tty_run(["-q", *command, str(EXAMPLES / "batch.jsonl")], tmp_path)
+    assert "transcripts, " not in quiet[2] and quiet[1] == out
+
+
+def test_estimate_check_names_the_line():
+    r = invoke(["estimate", "--check", "--method", "rough", "--context-length", "8000", str(EXAMPLES / "batch.jsonl")])
+    assert r.status == 1 and "line 1: 5,240 prompt tokens reach the compression threshold of 4,000" in r.stderr
