@@ -23,6 +23,14 @@ def quiet(message: str) -> None:
     """A :data:`Warn` that says nothing (the first pass over a log warns in the second)."""
 
 
+def chat_format(value: Any) -> str:
+    """``openai`` or ``anthropic``: which chat body ``value`` is (see
+    :func:`hermesctx.messages.detect_format`)."""
+    from hermesctx.messages import detect_format
+
+    return detect_format(value)
+
+
 def bump(lost: dict, what: str, n: int = 1) -> None:
     """Count ``n`` more of ``what`` in ``lost``."""
     lost[what] = lost.get(what, 0) + n

@@ -38,6 +38,14 @@ class LogReader:
     def info(self) -> dict:
         raise NotImplementedError
 
+    @classmethod
+    def read_event(cls, event: Any, lost: dict) -> dict:
+        """One event given as a document (a lone line of a log) as an OpenAI body."""
+        reader = cls()
+        out = reader.document(lambda: iter([(event, "line 1")]))
+        lost.update(reader.info().get("lost", {}))
+        return out
+
     def document(self, events: Callable[[], Iterable[tuple[Any, str]]]) -> dict:
         """The whole transcript as one OpenAI body (both passes)."""
         self.scan(events())

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import ANTHROPIC, Streamed, bump, server_side_item
+from hermesctx.formats._common import ANTHROPIC, Streamed, bump, chat_format, server_side_item
 from hermesctx.messages import check_convertible
 
 _DATA_URL = "data:"
@@ -349,9 +349,7 @@ WRITABLE = True
 
 
 def detect(value: Any) -> bool:
-    from hermesctx.messages import detect_format
-
-    return detect_format(value) == ANTHROPIC
+    return chat_format(value) == ANTHROPIC
 
 
 def read(doc: Any, lost: dict) -> Any:

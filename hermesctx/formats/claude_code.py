@@ -546,10 +546,4 @@ PLAIN = False
 WRITABLE = False
 detect = looks_like
 
-
-def read(event: Any, lost: dict) -> dict:
-    """One event given as a document (a lone line of a log) as an OpenAI body."""
-    reader = Reader()
-    out = reader.document(lambda: iter([(event, "line 1")]))
-    lost.update(reader.info().get("lost", {}))
-    return out
+read = Reader.read_event

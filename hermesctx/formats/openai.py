@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hermesctx.formats._common import OPENAI, Streamed
+from hermesctx.formats._common import OPENAI, Streamed, chat_format
 
 NAME = OPENAI
 LOG = False
@@ -16,9 +16,7 @@ WRITABLE = True
 
 
 def detect(value: Any) -> bool:
-    from hermesctx.messages import detect_format
-
-    return detect_format(value) == OPENAI
+    return chat_format(value) == OPENAI
 
 
 def read(doc: Any, lost: dict) -> Any:
