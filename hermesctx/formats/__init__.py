@@ -182,9 +182,9 @@ def from_openai(doc: Any, target: str, lost: dict) -> Any:
 
 def writable(doc: Any, target: str, lost: dict) -> Any:
     """``doc`` (OpenAI messages or a body) checked before a writer sees it, so no writer meets
-    what it cannot write: strict input (D14) refuses a non-object message or one without a
-    string role, naming where; under ``--lenient`` such items are left out and counted in
-    ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
+    what it cannot write: strict input refuses a non-object message or one without a string
+    role (no provider API accepts them), naming where; under ``--lenient`` such items are left
+    out and counted in ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
     list none of whose items is a message (never a silently empty document). The same object
     when there is nothing to leave out."""
     if not isinstance(doc, (dict, list)):

@@ -356,7 +356,7 @@ class Reader(LogReader):
         if not self.count and self.events:
             what = ("only session titles (summary events)" if self.titles and not self.skipped
                     else f"{self.events} events")
-            if not is_lenient():  # no API takes an empty message list (D12, D14)
+            if not is_lenient():  # no provider API takes an empty message list
                 raise InputError(f"the log holds {what} but no message: nothing to read",
                                  hint="--lenient reads it as an empty transcript")
             self.warn(f"the log holds {what} but no message: nothing to convert")
