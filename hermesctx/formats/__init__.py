@@ -64,6 +64,7 @@ from hermesctx.messages import detect_format as _chat_format
 # name -> module, in the order ``--from`` lists them; a module is imported when first used
 _MODULES = {OPENAI: "openai", ANTHROPIC: "anthropic", RESPONSES: "responses",
             SHAREGPT: "sharegpt", CLAUDE_CODE: "claude_code", CODEX: "codex"}
+_LOADED: dict[str, Any] = {}
 FORMATS = tuple(_MODULES)
 LOG_FORMATS = (CLAUDE_CODE, CODEX)  # = the modules with LOG
 PLAIN = (OPENAI, ANTHROPIC)  # = the modules with PLAIN: bodies every command works on as they are
@@ -73,12 +74,14 @@ TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)  # = the modules with WRITABLE
 def module(name: str) -> Any:
     """The module of format ``name`` (its face: NAME, LOG, PLAIN, WRITABLE, detect, read,
     write and stream for the writable ones)."""
-    import importlib
+    found = _LOADED.get(name)
+    if found is None:
+        import importlib
 
-    try:
-        return importlib.import_module(f"hermesctx.formats.{_MODULES[name]}")
-    except KeyError:
-        raise InputError(f"unknown format {name!r}") from None
+        if name not in _MODULES:
+            raise InputError(f"unknown format {name!r}")
+        found = _LOADED[name] = importlib.import_module(f"hermesctx.formats.{_MODULES[name]}")
+    return found
 
 
 def writer(target: str) -> Any:

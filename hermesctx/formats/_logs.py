@@ -224,9 +224,9 @@ def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
 
 def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], writer: Any,
                  lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
-    """Write one transcript with the format module ``writer`` (``target``) while its OpenAI
-    ``messages`` are produced;
-    ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
+    """Write one transcript with the format module ``writer`` (format ``target``) while its
+    OpenAI ``messages`` are produced; ``tail()`` gives the keys written after them (e.g.
+    ``model``). The bytes equal
     ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
     pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
     (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
