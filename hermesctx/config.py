@@ -90,6 +90,9 @@ KEYS: dict[str, Key] = {
     "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",
                                    "consecutive failed summaries before the provider is no longer called "
                                    "in this run (0: never stop)"),
+    "summarizer.fallback": Key(True, bool, doc="when the requested summarizer fails, the extractive one "
+                                               "(then Hermes's static fallback) stands in, with a warning; "
+                                               "false: exit 4 instead"),
     "redaction.enabled": Key(True, bool, doc="mask secrets in every text hermesctx writes (default true)"),
     "archive.dir": Key(None, _OPT_STR),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each
@@ -352,13 +355,12 @@ def check_file(path: str) -> list[str]:
     return problems
 
 
-def render(settings: Settings, fmt: str, environ: Mapping[str, str]) -> bytes:
-    """``config show``: every setting, its value and its source (an API key masked), as a
-    table or as JSON."""
+def render(settings: Settings, fmt: str, environ: Mapping[str, str], *, show_secrets: bool = False) -> bytes:
+    """``config show``: every setting, its value and its source (secrets masked unless
+    ``show_secrets``), as a table or as JSON."""
     from hermesctx import jsonio
-    from hermesctx.redact import mask
 
-    values = {key: mask(settings[key]) if key in SECRET_KEYS and settings[key] else settings[key] for key in KEYS}
+    values = {key: settings[key] if show_secrets else _masked(key, settings[key]) for key in KEYS}
     if fmt == "json":
         return jsonio.dumps({"config": settings.path, "settings": {
             key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
@@ -370,3 +372,14 @@ def render(settings: Settings, fmt: str, environ: Mapping[str, str]) -> bytes:
         shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
         lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
     return ("\n".join(lines) + "\n").encode()
+
+
+def _masked(key: str, value):
+    """A setting as ``config show`` prints it: a key that is a secret masked whole, any other
+    value with its secrets masked (a token in a URL, a password in ``extra_body``), whatever
+    ``redaction.enabled`` says."""
+    from hermesctx.redact import mask, redact, redact_value
+
+    if key in SECRET_KEYS and value:
+        return mask(value) if isinstance(value, str) else "***"
+    return redact(value, force=True) if isinstance(value, str) else redact_value(value, on=True)

@@ -40,7 +40,11 @@ class Env:
         )
 
     def warn(self, message: str) -> None:
-        """One line on stderr; the same warning is given once per run, not once per line."""
+        """One line on stderr, secrets redacted; the same warning is given once per run, not
+        once per line."""
+        from hermesctx.redact import redact
+
+        message = redact(message)
         if message in self._warned:
             return
         self._warned.add(message)
@@ -49,7 +53,9 @@ class Env:
 
     def info(self, message: str) -> None:
         if not self.quiet:
-            print(message, file=self.stderr, flush=True)
+            from hermesctx.redact import redact
+
+            print(redact(message), file=self.stderr, flush=True)
 
     @property
     def color(self) -> bool:

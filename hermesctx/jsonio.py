@@ -202,9 +202,6 @@ class _Gunzip(_stdio.RawIOBase):
         super().close()
 
 
-_UNPARSED = object()
-
-
 def first_line(stream: Iterable[bytes]) -> tuple[list[bytes], bytes]:
     """Read up to the first non-blank line: the lines read (as they are) and that line, its BOM
     removed when it opens the input. An input with no such line is an error."""
@@ -217,34 +214,33 @@ def first_line(stream: Iterable[bytes]) -> tuple[list[bytes], bytes]:
 
 
 def read_documents(stream: BinaryIO, *, jsonl: bool | None = None, keep_raw: bool = False,
-                   read_first: tuple[list[bytes], bytes, Any] | None = None) -> Iterator[Document]:
+                   first: tuple[list[bytes], bytes, Any] | None = None) -> Iterator[Document]:
     """Yield the documents of ``stream``.
 
     ``jsonl=None`` detects: when the first non-blank line is a whole JSON value the input is
     JSON Lines (a single one-line document is the same thing); otherwise the whole input is one
     (pretty-printed) document. ``jsonl=True`` forces line mode, ``False`` whole-input mode.
     Blank lines between JSON Lines are skipped. ``keep_raw`` keeps each document's bytes.
-    ``read_first``: ``(head, line, value)`` when the caller has read (:func:`first_line`) and
-    parsed the first line already; ``stream`` then holds the lines after it.
+    ``first``: the input's first non-blank line, already read (:func:`first_line`) and parsed by
+    the caller, as ``(head, line, value)``; ``stream`` then holds the lines after it.
     """
     if jsonl is False:
         yield _whole(stream.read(), keep_raw)
         return
-    if read_first is not None:
-        head, first, value = read_first
+    if first is not None:
+        head, first_raw, value = first
+        line_no = len(head)
     else:
-        head, first = first_line(stream)
-        value = _UNPARSED
-    line_no = len(head)
-    try:
-        if value is _UNPARSED:
-            value = loads(first)
-    except InputError as err:
-        if jsonl:
-            raise err.located(f"line {line_no}") from None
-        yield _whole(first + stream.read(), keep_raw)
-        return
-    yield Document(value, 0, line_no, first if keep_raw else None)
+        head, first_raw = first_line(stream)
+        line_no = len(head)
+        try:
+            value = loads(first_raw)
+        except InputError as err:
+            if jsonl:
+                raise err.located(f"line {line_no}") from None
+            yield _whole(first_raw + stream.read(), keep_raw)
+            return
+    yield Document(value, 0, line_no, first_raw if keep_raw else None)
     index = 1
     for raw in stream:
         line_no += 1

@@ -26,11 +26,12 @@ OPENAI = "openai"
 ANTHROPIC = "anthropic"
 
 IMAGE_PART_TYPES = frozenset({"image", "image_url", "input_image"})
+# content blocks no OpenAI message has (server-side tool blocks too: a body whose only
+# Anthropic blocks are a web search's is still an Anthropic body)
 _ANTHROPIC_ONLY_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking",
-                                    # the blocks of tools the API runs itself
-                                    "server_tool_use", "web_search_tool_result",
-                                    "web_fetch_tool_result", "code_execution_tool_result",
-                                    "mcp_tool_use", "mcp_tool_result"})
+                                    "server_tool_use", "mcp_tool_use", "mcp_tool_result",
+                                    "web_search_tool_result", "web_fetch_tool_result",
+                                    "code_execution_tool_result"})
 
 
 def type_name(value: Any) -> str:

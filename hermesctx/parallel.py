@@ -14,7 +14,9 @@ naming the items it held, instead of waiting forever for a result that will neve
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import wait
 from typing import Any
@@ -63,6 +65,57 @@ def _stop(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+_EMPTY, _END = object(), object()
+
+
+class _Feeder:
+    """The items, read in a thread: a slow input (a pipe that stays open) never holds back the
+    results already computed. A byte on ``signal`` says an item is waiting; one item waits in the
+    queue and one more may be in the reader's hand, so memory stays bounded by the window."""
+
+    def __init__(self, items: Iterable[Any]):
+        self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self.signal, self._wake = multiprocessing.Pipe(duplex=False)
+        self._stopped = threading.Event()
+        threading.Thread(target=self._read, args=(items,), daemon=True).start()
+
+    def _read(self, items: Iterable[Any]) -> None:
+        try:
+            for item in items:
+                self._put((True, item))
+            self._put((True, _END))
+        except BaseException as exc:  # noqa: BLE001 - raised in the map when its turn comes
+            self._put((False, exc))
+
+    def _put(self, entry: tuple) -> None:
+        while not self._stopped.is_set():
+            try:
+                self._queue.put(entry, timeout=0.1)
+            except queue.Full:
+                continue
+            try:
+                self._wake.send_bytes(b"")
+            except OSError:
+                pass
+            return
+
+    def take(self, block: bool) -> Any:
+        """The next item, ``_EMPTY`` when none is ready (``block=False``), ``_END`` at the end;
+        the input's own error is raised here."""
+        while self.signal.poll():
+            self.signal.recv_bytes()
+        try:
+            ok, item = self._queue.get(block=block)
+        except queue.Empty:
+            return _EMPTY
+        if not ok:
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._stopped.set()
+
+
 class _Worker:
     def __init__(self, context, factory, args):
         self.conn, child = context.Pipe()
@@ -85,7 +138,7 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
     window = max(window or jobs * 4, jobs)
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     workers = [_Worker(context, factory, args) for _ in range(jobs)]
-    source = iter(items)
+    feeder = _Feeder(items)  # (a thread: started after the workers are forked)
     pending: dict = {}  # index -> the item, while a worker holds it
     done: dict = {}  # index -> (ok, value), until its turn
     next_in = next_out = 0
@@ -106,9 +159,10 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                     break
                 if worker.job is not None:
                     continue
-                try:
-                    item = next(source)
-                except StopIteration:
+                item = feeder.take(block=not pending)  # nothing in flight: wait for input
+                if item is _EMPTY:
+                    break
+                if item is _END:
                     exhausted = True
                     break
                 worker.job, pending[next_in] = next_in, item
@@ -126,7 +180,10 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                 if exhausted:
                     return
                 continue
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            reading = not exhausted and dead is None and next_in - next_out < window \
+                and any(w.job is None and w.alive for w in workers)
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy]
+                         + ([feeder.signal] if reading else []))
             for worker in busy:
                 if worker.conn in ready or worker.conn.poll():
                     try:
@@ -139,6 +196,7 @@ def ordered_map(factory: Callable[..., Callable[[Any], Any]], args: tuple, items
                 elif worker.process.sentinel in ready:
                     dead = _died(worker, pending, label, next_out, dead)
     finally:
+        feeder.close()
         for worker in workers:
             if worker.process.is_alive():
                 worker.process.terminate()

@@ -485,6 +485,21 @@ def redact_value(value: Any, *, on: bool | None = None) -> Any:
     return value
 
 
+def redact_strings(value: Any, *, force: bool = False) -> Any:
+    """A JSON value (a report) with every string redacted, keys and structure kept, and no key
+    treated as a credential name (``token_line`` is a report field); the same object when
+    nothing changes."""
+    if isinstance(value, str):
+        return redact(value, force=force)
+    if isinstance(value, list):
+        items = [redact_strings(v, force=force) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, dict):
+        items = {k: redact_strings(v, force=force) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
+    return value
+
+
 # a secret is shorter than this, except a long private key block (whose cut-off form is caught too)
 _MARGIN = 4_096
 

@@ -182,6 +182,9 @@ class ReportSink:
 
     def add(self, doc: jsonio.Document, report: dict, line: str | None) -> None:
         if self._tmp is not None or self._json_to_stderr:
+            from hermesctx.redact import redact_strings
+
+            report = redact_strings(report)
             if doc.line is not None:
                 report = {"line": doc.line, **report}
             if isinstance(doc, InFile):
@@ -302,7 +305,7 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
     count = 0
     ok = False
     target = (formats or {}).get("target")
-    records = _Records() if in_place else None
+    records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
     docs = (documents(env, path, jsonl, **(formats or {})) if keep_going is None
             else keep_going.documents(env, path, jsonl, formats or {}))
     try:
@@ -328,7 +331,9 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                 keep_going.failed(env, err, doc.raw, stdout if emit else None)
                 continue
             if emit:
-                stdout.write(data if records is None else records.frame(getattr(doc, "record", None), data, pretty))
+                if records is not None:
+                    data = records.frame(getattr(doc, "record", None), data)
+                stdout.write(data)
                 if out is None:
                     stdout.flush()
             if rep is not None:
@@ -337,7 +342,7 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
             if env.progress is not None:
                 env.progress.tick()
         if records is not None:
-            stdout.write(records.frame(None, b"", pretty))
+            records.frame(None, b"")
         ok = True
     finally:
         if out is not None:
@@ -346,23 +351,24 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
 
 
 class _Records:
-    """--in-place gives a JSON array of records (ShareGPT ones, read one transcript each) back
-    as an array: :meth:`frame` puts the bracket or comma each output needs around it."""
+    """The records of a JSON array (ShareGPT records, read one transcript each) written back as
+    one array, not as JSON Lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, stdout: Any):
+        self.stdout = stdout
         self.open = False
 
-    def frame(self, record: int | None, data: bytes, pretty: bool) -> bytes:
-        """``data`` (one output, newline-ended; ``record``: 1-based in its array, None for a
-        document of its own) as it is written."""
-        head = b""
-        if self.open and record in (None, 1):
-            head, self.open = b"]\n", False
+    def frame(self, record: int | None, data: bytes) -> bytes:
+        """``data`` (one output, newline-terminated) for record ``record`` (1-based; None: no
+        record, or the end), closing the array before and opening or continuing it."""
+        if self.open and (record is None or record == 1):
+            self.stdout.write(b"]\n")
+            self.open = False
         if record is None:
-            return head + data
-        head += (b"[\n" if pretty else b"[") if record == 1 else (b",\n" if pretty else b",")
+            return data
+        data = (b"[" if record == 1 else b",") + data[:-1]
         self.open = True
-        return head + data[:-1]
+        return data
 
 
 class _Bad:

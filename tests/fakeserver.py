@@ -37,6 +37,7 @@ class Reply:
     error: str | None = None  # ok | server | rate_limit | context_length | auth
     headers: dict = field(default_factory=dict)
     seconds: float = 0.0
+    message: str | None = None  # an error's message text instead of the stock one
 
 
 def ok(text: str | None) -> Reply:
@@ -108,8 +109,9 @@ def _error_body(anthropic: bool, reply: Reply) -> dict:
     kind = reply.error or "other"
     if anthropic:
         etype, message = _ANTHROPIC_ERRORS.get(kind, _ANTHROPIC_ERRORS["other"])
-        return {"type": "error", "error": {"type": etype, "message": message}}
+        return {"type": "error", "error": {"type": etype, "message": reply.message or message}}
     etype, code, message = _OPENAI_ERRORS.get(kind, _OPENAI_ERRORS["other"])
+    message = reply.message or message
     param = "messages" if kind == "context_length" else None
     return {"error": {"message": message, "type": etype, "param": param, "code": code}}
 

@@ -235,7 +235,7 @@ def test_cli_if_needed_leaves_small_transcripts():
 # --- the failure reason Hermes records (oracle mismatch: it was neither stripped nor cut) ----
 
 def test_failure_reason_is_stripped_and_cut_to_220_characters():
-    from hermesctx.stages.compress import failure_reason
+    from hermesctx.summary.fallback import failure_reason
 
     assert failure_reason(RuntimeError("  padded error  ")) == "padded error"
     assert failure_reason(RuntimeError("")) == "RuntimeError"

@@ -9,10 +9,11 @@ import pytest
 from redaction_corpus import SECRETS, survivors
 
 from hermesctx import redact as redact_module
-from hermesctx.stages.compress import compress_messages, static_fallback_summary
+from hermesctx.stages.compress import compress_messages
 from hermesctx.stages.spill import persisted_block
 from hermesctx.summary import SummarizerError
 from hermesctx.summary.extractive import ExtractiveSummarizer
+from hermesctx.summary.fallback import static_fallback_summary
 
 PAD = "word " * 30  # pushes a secret across the 80/120-character cuts
 

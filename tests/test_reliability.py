@@ -214,7 +214,7 @@ def _batch(lines: int) -> bytes:
     return (json.dumps(doc) + "\n").encode() * lines
 
 
-def _first_line(proc, timeout: float = 20) -> bytes:
+def _first_line(proc, timeout: float = 60) -> bytes:
     """The first output line, or a failure (never a hang) when none comes in ``timeout`` s."""
     import select
 
@@ -485,3 +485,18 @@ def test_in_place_on_a_symlink_rewrites_its_target_and_keeps_the_link(tmp_path):
     assert link.is_symlink() and os.readlink(link) == "real.json"
     assert (tmp_path / "real.json.bak").read_bytes() == _doc_bytes(1)
     assert result.stdout == b"" and not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_run_jobs_writes_a_line_before_the_input_ends():
+    """One line on a pipe that stays open: its result comes out at once, not at EOF (the input
+    is read in a thread, so a waiting read never holds back a finished result)."""
+    proc = _popen("run", "--pipeline", "prune", "--jobs", "2", "--jsonl",
+                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(_batch(1))
+    proc.stdin.flush()
+    assert _first_line(proc).startswith(b"{")
+    proc.stdin.close()
+    proc.stdin = None
+    rest, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert rest == b""

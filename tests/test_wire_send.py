@@ -347,5 +347,9 @@ def test_calls_that_are_no_list_never_crash_the_send_path(calls):  # found by ma
     msgs = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "tool_calls": calls},
             {"role": "assistant", "content": "b"}]
     out = openai_request(msgs)
+    if isinstance(calls, (str, dict)):  # joined as Hermes joins them (list() of each side)
+        assert [m["content"] for m in out] == ["q", "a\nb"]
+        assert out[1]["tool_calls"] == list(calls)
+        return
     assert [m["content"] for m in out] == ["q", "a", "b"]  # not merged with a turn it cannot join
     assert out[1]["tool_calls"] == calls

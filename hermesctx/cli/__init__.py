@@ -151,7 +151,7 @@ def run(args: list[str], env) -> int:
         if _wants_traceback(args):
             _print_traceback(env)
         where = f" {exc.filename}" if exc.filename else " output"
-        print(f"hermesctx: error: cannot write{where}: {one_line(exc.strerror or str(exc))}", file=env.stderr)
+        print(f"hermesctx: error: {one_line(f'cannot write{where}: {exc.strerror or exc}')}", file=env.stderr)
         if not _flush(env, quiet=True):
             _silence_stdout()
         return ExitStatus.IO_ERROR
@@ -185,8 +185,12 @@ def _flush(env, *, quiet: bool = False) -> bool:
 
 
 def one_line(text: str, limit: int = 1000) -> str:
-    """Error text as one printable line: control characters escaped, length capped (the
-    input can put anything into a message, e.g. a key with a newline or a 10 KB id)."""
+    """Error text as one printable line: secrets redacted (a path or a provider's answer can
+    hold a key), control characters escaped, length capped (the input can put anything into
+    a message, e.g. a key with a newline or a 10 KB id)."""
+    from hermesctx.redact import redact
+
+    text = redact(text)
     if not text.isprintable():
         text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

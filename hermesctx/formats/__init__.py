@@ -1,55 +1,32 @@
-"""Transcript formats: a registry of one module per format, detection, and the face callers use.
+"""Transcript formats: a registry of one module per format, and the face commands use.
+
+Each format module has the same face: ``NAME``; ``detect(value)``; ``read(doc, lost)`` (one
+document as OpenAI chat, what it could not keep counted in ``lost``); ``write(openai_doc, lost)``
+and ``stream(chunks, lost, wire)`` when it can be written; capabilities read off the module
+(``PLAIN``: commands work on its bodies as they are; ``LOG``: a session log, read with its
+``Reader`` by :mod:`hermesctx.formats._logs`).
 
 Two kinds of input:
 
 * documents (``openai``, ``anthropic``, ``responses``, ``sharegpt``): a JSON document, or JSON
   Lines with one transcript per line;
 * session logs (``claude-code``, ``codex``): one JSONL *file* that is one transcript, one event
-  per line (read in two passes by :mod:`hermesctx.formats._logs`). They are told apart from a
-  batch by the first line's shape.
-
-Each format module has the same face: ``NAME``, ``detect(value)``, ``read(doc, lost)`` (to
-OpenAI chat) and, when it can be written, ``write(openai_body, lost)``; its capabilities are read
-off the module (``LOG``: a session log; ``PLAIN``: commands work on its bodies as they are;
-``WRITABLE``: a ``--to`` target).
+  per line, told apart from a batch by the first line's shape and read in two passes
+  (:mod:`hermesctx.formats._logs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, BinaryIO
 
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
-from hermesctx.formats._common import (  # noqa: F401 (the face callers import from here)
-    ANTHROPIC,
-    AS_TEXT,
-    AUTO,
-    CLAUDE_CODE,
-    CODEX,
-    CONTAINERS,
-    OPENAI,
-    RESPONSES,
-    SHAREGPT,
-    Warn,
-    container_of,
-    describe_lost,
-    describe_value,
-    quiet,
-    server_side_text,
-    unwrap,
-)
-from hermesctx.formats._common import container_hint as _container_hint
-from hermesctx.formats._logs import (  # noqa: F401
-    LogReader,
-    LogStream,
-    Rest,
-    Twice,
-    fix_orphans,
-    tell,
-)
-from hermesctx.formats._logs import write_stream as _write_stream
+from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
+from hermesctx.formats._common import Warn, describe_lost, describe_value, quiet
+from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
     anthropic_body,
     check_convertible,
@@ -61,34 +38,41 @@ from hermesctx.messages import (
 )
 from hermesctx.messages import detect_format as _chat_format
 
-# name -> module, in the order ``--from`` lists them; a module is imported when first used
-_MODULES = {OPENAI: "openai", ANTHROPIC: "anthropic", RESPONSES: "responses",
-            SHAREGPT: "sharegpt", CLAUDE_CODE: "claude_code", CODEX: "codex"}
-_LOADED: dict[str, Any] = {}
-FORMATS = tuple(_MODULES)
-LOG_FORMATS = (CLAUDE_CODE, CODEX)  # = the modules with LOG
-PLAIN = (OPENAI, ANTHROPIC)  # = the modules with PLAIN: bodies every command works on as they are
-TARGETS = (OPENAI, ANTHROPIC, SHAREGPT)  # = the modules with WRITABLE
+__all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what callers use from here
+
+# name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
+# their own; a log event is told by its line; OpenAI and Anthropic chat come last)
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
+                                                         anthropic, openai)}
+
+OPENAI = openai.NAME
+ANTHROPIC = anthropic.NAME
+RESPONSES = responses.NAME
+SHAREGPT = sharegpt.NAME
+CLAUDE_CODE = claude_code.NAME
+CODEX = codex.NAME
+AUTO = "auto"
+FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
+LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
+PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
+TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
 
 
-def module(name: str) -> Any:
-    """The module of format ``name`` (its face: NAME, LOG, PLAIN, WRITABLE, detect, read,
-    write and stream for the writable ones)."""
-    found = _LOADED.get(name)
-    if found is None:
-        import importlib
+def module(name: str) -> ModuleType:
+    """The module of format ``name``."""
+    try:
+        return MODULES[name]
+    except KeyError:
+        raise UsageError(f"unknown format {name!r}", hint=f"one of {', '.join(FORMATS)}") from None
 
-        if name not in _MODULES:
-            raise InputError(f"unknown format {name!r}")
-        found = _LOADED[name] = importlib.import_module(f"hermesctx.formats.{_MODULES[name]}")
+
+def writer(target: str) -> ModuleType:
+    """The module that writes format ``target``."""
+    found = MODULES.get(target)
+    if found is None or not hasattr(found, "write"):
+        raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
     return found
 
-
-def writer(target: str) -> Any:
-    """The module that writes ``target``, or a usage error naming the ones that can."""
-    if target not in TARGETS:
-        raise UsageError(f"cannot write format {target!r}", hint=f"one of {', '.join(TARGETS)}")
-    return module(target)
 
 @dataclass
 class FormatDocument(jsonio.Document):
@@ -112,7 +96,7 @@ class FormatDocument(jsonio.Document):
 def detect_line(value: Any) -> str | None:
     """The log format a first JSONL line belongs to, or None (a document / batch line)."""
     for name in LOG_FORMATS:
-        if module(name).detect(value):
+        if MODULES[name].detect(value):
             return name
     return None
 
@@ -123,15 +107,13 @@ def detect_document(doc: Any) -> str:
     Raises :class:`InputError` for what is no transcript (naming what was seen): a list of
     objects none of which has a ``role``, an object with neither ``messages`` nor a known container
     of them."""
-    from hermesctx.formats import responses, sharegpt
-
     if not isinstance(doc, (dict, list)):
         raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
-    if sharegpt.is_sharegpt(doc):
+    if sharegpt.detect(doc):
         return SHAREGPT
     if isinstance(doc, dict):
         if "messages" not in doc:
-            if responses.is_request(doc):
+            if responses.detect(doc):
                 return RESPONSES
             log = detect_line(doc)
             if log is not None:
@@ -140,7 +122,7 @@ def detect_document(doc: Any) -> str:
                 raise InputError(f"{describe_value(doc)}: not a transcript",
                                  hint=_container_hint(doc))
     elif isinstance(doc, list):
-        if responses.is_items(doc):
+        if responses.detect(doc):
             return RESPONSES
         if sharegpt.is_records(doc):
             return SHAREGPT
@@ -165,29 +147,70 @@ def detect_quick(doc: Any, raw: bytes | None = None) -> str:
     return _chat_format(doc)
 
 
+# Keys under which agent logs keep a transcript's messages (SWE-agent / mini-swe-agent .traj
+# ``history``, tau-bench ``traj``, ``trajectory``), in the order they are tried.
+CONTAINERS = ("history", "traj", "trajectory")
+
+
+def _is_chat(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(m, dict) for m in value) and any("role" in m for m in value))
+
+
+def container_of(doc: Any) -> str | None:
+    """The key of an object without ``messages`` that holds its chat messages, or None."""
+    if isinstance(doc, dict) and "messages" not in doc:
+        for key in CONTAINERS:
+            if _is_chat(doc.get(key)):
+                return key
+    return None
+
+
+def unwrap(doc: Any, lost: dict) -> Any:
+    """A container object (see :func:`container_of`) as an OpenAI body of its messages; what
+    else it held is counted in ``lost``. Anything else as it is."""
+    key = container_of(doc)
+    if key is None:
+        return doc
+    others = [k for k in doc if k != key]
+    if others:
+        lost[f"keys beside the {key!r} messages ({', '.join(others[:6])})"] = len(others)
+    return {"messages": doc[key]}
+
+
+def _container_hint(value: Any) -> str:
+    records = value if isinstance(value, list) else [value]
+    for record in records[:1]:
+        if not isinstance(record, dict):
+            continue
+        for key in CONTAINERS:
+            if key in record:
+                if _is_chat(record[key]):
+                    return (f"each record's {key!r} holds a transcript: "
+                            f"jq -c '.[].{key}' FILE | hermesctx ...")
+                return f"its {key!r} holds no chat messages (no role): nothing hermesctx reads"
+    return ('expected a JSON array of messages (objects with "role") or an object with a '
+            '"messages" array, or an agent log hermesctx reads (see --from)')
+
 
 # --- documents: to OpenAI and back ----------------------------------------------------------
 
 def to_openai(doc: Any, source: str, lost: dict) -> Any:
-    """One document of format ``source`` as an OpenAI transcript (``openai`` input unchanged;
-    a log format: one lone event given as a document)."""
+    """One document of format ``source`` as an OpenAI transcript (``openai`` input unchanged)."""
     return module(source).read(doc, lost)
 
 
 def from_openai(doc: Any, target: str, lost: dict) -> Any:
     """An OpenAI transcript (a list of messages or a body) in format ``target``."""
-    target_module = writer(target)
-    doc = writable(doc, target, lost)
-    if target == OPENAI:  # a bare list of messages stays a list
-        return doc
-    return target_module.write({"messages": doc} if isinstance(doc, list) else doc, lost)
+    write = writer(target).write
+    return write(writable(doc, target, lost), lost)
 
 
 def writable(doc: Any, target: str, lost: dict) -> Any:
     """``doc`` (OpenAI messages or a body) checked before a writer sees it, so no writer meets
-    what it cannot write: strict input refuses a non-object message or one without a string
-    role (no provider API accepts them), naming where; under ``--lenient`` such items are left
-    out and counted in ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
+    what it cannot write. By default what no provider API accepts is refused (a non-object
+    message or one without a string role, naming where); under ``--lenient`` such items are left out and counted in
+    ``lost`` (said on stderr), a role that is not a string is refused, and so is a non-empty
     list none of whose items is a message (never a silently empty document). The same object
     when there is nothing to leave out."""
     if not isinstance(doc, (dict, list)):
@@ -257,24 +280,19 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     working = found if found in PLAIN else OPENAI
     out = output_format(info, target)
     if out != working:
-        if working == ANTHROPIC:
-            result = to_openai(result, ANTHROPIC, lost)
+        result = to_openai(result, working, lost)
         result = from_openai(result, out, lost)
     return send.request(result, out, {} if wire is None else wire)
 
 
-def log_reader(name: str, path: str | None = None, **kwargs: Any) -> LogReader:
-    """``path``: the log's file, where a Claude Code reader finds the subagent files."""
-    return module(name).Reader(path=path, **kwargs)
-
-
+# --- reading a stream -------------------------------------------------------------------
 
 def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
              warn: Warn = quiet, include_sidechains: bool = False,
              all_segments: bool = False) -> LogStream | Rest | None:
     """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
-    ``source`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None when
-    ``jsonl`` is false: the stream is untouched)."""
+    ``source`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None
+    when ``jsonl`` is false: the stream is untouched)."""
     if source not in (AUTO, *FORMATS):
         raise UsageError(f"unknown format {source!r}", hint=f"one of auto, {', '.join(FORMATS)}")
     if jsonl is False:
@@ -292,11 +310,11 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
         except InputError:
             return Rest(head, stream)
         log = detect_line(value)
-        if log is None:  # a document or batch: its first line is not parsed again
-            return Rest([], stream, (head, first, value))
+        if log is None:
+            return Rest([], stream, parsed=(head, first, value))
     name = getattr(stream, "name", None)  # a file's path (stdin's is a number)
-    reader = log_reader(log, path=name if isinstance(name, str) else None, warn=warn,
-                        include_sidechains=include_sidechains, all_segments=all_segments)
+    reader = MODULES[log].Reader(path=name if isinstance(name, str) else None, warn=warn,
+                                 include_sidechains=include_sidechains, all_segments=all_segments)
     return LogStream(reader, Twice(head, stream, start), warn)
 
 
@@ -327,10 +345,8 @@ def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, kee
     through as they are read when they match. A JSON array of ShareGPT records is read as a
     batch, one transcript per record; a container (``history``, ...) as its messages.
     ``info["format"]`` is the format read."""
-    from hermesctx.formats import sharegpt
-
     docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO,
-                                 read_first=stream.first if isinstance(stream, Rest) else None)
+                                 first=getattr(stream, "parsed", None))
     first: str | None = None
     shared: dict = {}
     index = 0
@@ -374,5 +390,5 @@ def _document(value: Any, found: str, index: int, line: int | None, raw: bytes |
 def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], target: str,
                  lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
     """Write one transcript in format ``target`` while its OpenAI ``messages`` are produced
-    (see :func:`hermesctx.formats._logs.write_stream`)."""
-    _write_stream(out, messages, tail, writer(target), lost, pretty=pretty, wire=wire)
+    (:func:`hermesctx.formats._logs.write_stream`)."""
+    _logs.write_stream(out, messages, tail, writer(target), lost, pretty=pretty, wire=wire)

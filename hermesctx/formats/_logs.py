@@ -1,10 +1,12 @@
-"""Session logs (Claude Code, Codex): one JSONL file that is one transcript, one event a line.
+"""Session logs (one JSONL file, one transcript, one event per line), read in two passes and
+written as they are read.
 
-A log is read twice: a first pass keeps only what decides which events belong to the
-transcript (the parent chain of the main thread, where the last compaction is), a second pass
-folds the events into messages and yields each as soon as it is complete. Memory holds the
-event ids and one turn, never the log or the transcript, so :func:`write_stream` converts a log
-of any size in bounded memory. A log read from a pipe is spooled to a temporary file.
+A first pass keeps only what decides which events belong to the transcript (the parent chain of
+the main thread, where the last compaction is), a second pass folds the events into messages and
+yields each as soon as it is complete. Memory holds the event ids and one turn, never the log or
+the transcript, so :func:`write_stream` converts a log of any size in bounded memory. A log read
+from a pipe is spooled to a temporary file. Nothing here knows a format: the format modules
+supply the readers (:class:`LogReader`) and the writers' ``stream`` functions.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class LogReader:
     :meth:`tail` (the document's keys after ``messages``) and :meth:`info` are complete once
     the messages are exhausted."""
 
-    name = ""  # the log's format
+    format = ""  # the name of the format read
 
     def scan(self, events: Iterable[tuple[Any, str]]) -> None:
         raise NotImplementedError
@@ -38,14 +40,6 @@ class LogReader:
     def info(self) -> dict:
         raise NotImplementedError
 
-    @classmethod
-    def read_event(cls, event: Any, lost: dict) -> dict:
-        """One event given as a document (a lone line of a log) as an OpenAI body."""
-        reader = cls()
-        out = reader.document(lambda: iter([(event, "line 1")]))
-        lost.update(reader.info().get("lost", {}))
-        return out
-
     def document(self, events: Callable[[], Iterable[tuple[Any, str]]]) -> dict:
         """The whole transcript as one OpenAI body (both passes)."""
         self.scan(events())
@@ -53,6 +47,13 @@ class LogReader:
         doc.update(self.tail())
         return doc
 
+
+def read_event(reader: LogReader, event: Any, lost: dict) -> dict:
+    """One event of a log given alone as a document, folded by ``reader`` (what it could not
+    keep added to ``lost``)."""
+    out = reader.document(lambda: iter([(event, "line 1")]))
+    lost.update(reader.info().get("lost", {}))
+    return out
 
 
 def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
@@ -150,11 +151,14 @@ class LogStream:
     """One session log being read: the two passes over its lines, the reader folding them."""
 
     def __init__(self, reader: LogReader, lines: Twice, warn: Warn):
-        self.name = reader.name  # the log's format
-        self.lines = lines
         self.reader = reader
+        self.lines = lines
         self.warn = warn
         self._scanned = False
+
+    @property
+    def format(self) -> str:
+        return self.reader.format
 
     def messages(self) -> Iterator[dict]:
         if not self._scanned:
@@ -185,15 +189,15 @@ def tell(stream: BinaryIO) -> int | None:
 
 
 class Rest:
-    """A stream with its first lines given back (for :func:`jsonio.read_documents`); ``first``:
-    ``(head, line, value)`` when they were read and the first line parsed already (``head``
-    empty then: the stream is what follows that line)."""
+    """A stream with its first lines given back (for :func:`jsonio.read_documents`). With
+    ``parsed`` (``(head, line, value)``: the first non-blank line, read and parsed to detect the
+    format), the lines after it, so that line is not parsed twice."""
 
     def __init__(self, head: list[bytes], stream: BinaryIO,
-                 first: tuple[list[bytes], bytes, Any] | None = None):
+                 parsed: tuple[list[bytes], bytes, Any] | None = None):
         self.head = head
         self.stream = stream
-        self.first = first
+        self.parsed = parsed
 
     def __iter__(self):
         head, self.head = self.head, []
@@ -206,10 +210,9 @@ class Rest:
         return b"".join(head) + self.stream.read()
 
 
-
 # --- writing a transcript as it is read --------------------------------------------------------
 
-def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
+def chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
     """Messages grouped so no state of a writer crosses a group: each group is one message and
     the tool results that follow it."""
     chunk: list[dict] = []
@@ -224,16 +227,16 @@ def _chunks(messages: Iterable[dict]) -> Iterator[list[dict]]:
 
 def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dict], writer: Any,
                  lost: dict, *, pretty: bool = False, wire: dict | None = None) -> None:
-    """Write one transcript with the format module ``writer`` (format ``target``) while its
-    OpenAI ``messages`` are produced; ``tail()`` gives the keys written after them (e.g.
-    ``model``). The bytes equal
-    ``jsonio.dumps(send.request(from_openai({"messages": [...], **tail()}, target, lost), target),
-    pretty=pretty)``: an OpenAI or Anthropic transcript goes through its send path
-    (:mod:`hermesctx.wire.send`, changes counted in ``wire``) as it streams."""
+    """Write one transcript with format module ``writer`` while its OpenAI ``messages`` are
+    produced; ``tail()`` gives the keys written after them (e.g. ``model``). The bytes equal
+    ``jsonio.dumps(send.request(writer.write({"messages": [...], **tail()}, lost), name),
+    pretty=pretty)``: the writer's ``stream(chunks, lost, wire)`` gives the keys written before
+    the items (an Anthropic ``system``), the key of the items, the items (through the send path
+    of its format, changes counted in ``wire``) and the request keys its API accepts (None: any)."""
     from hermesctx.wire import send
 
     wire = {} if wire is None else wire
-    key, items, system, keys = writer.stream(_chunks(messages), lost, wire)
+    head, key, items, keys = writer.stream(chunks(messages), lost, wire)
     write = out.write
     if keys is not None:
         whole_tail = tail
@@ -247,8 +250,8 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
             return found
     if pretty:
         write(b"{\n")
-        if system is not None:
-            write(b'  "system": ' + _dump(system, True).replace(b"\n", b"\n  ") + b",\n")
+        for name, value in head.items():
+            write(b"  " + _dump(name) + b": " + _dump(value, True).replace(b"\n", b"\n  ") + b",\n")
         write(b'  "' + key.encode() + b'": [')
         count = 0
         for item in items:
@@ -261,8 +264,8 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
         write(b"\n}\n")
         return
     write(b"{")
-    if system is not None:
-        write(b'"system":' + _dump(system) + b",")
+    for name, value in head.items():
+        write(_dump(name) + b":" + _dump(value) + b",")
     write(b'"' + key.encode() + b'":[')
     count = 0
     for item in items:
@@ -278,3 +281,4 @@ def write_stream(out: BinaryIO, messages: Iterable[dict], tail: Callable[[], dic
 
 def _dump(value: Any, pretty: bool = False) -> bytes:
     return jsonio.dumps(value, pretty=pretty)[:-1]
+

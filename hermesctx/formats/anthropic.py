@@ -6,16 +6,26 @@ hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report 
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import ANTHROPIC, Streamed, bump, chat_format, server_side_item
+from hermesctx.formats._common import AS_TEXT, bump, server_side_item, server_side_text
 from hermesctx.messages import check_convertible
+from hermesctx.messages import detect_format as _chat_format
+
+NAME = "anthropic"
+PLAIN = True  # commands work on the body as it is
+LOG = False  # a document, not a session log
 
 _DATA_URL = "data:"
+
+
+def detect(value: Any) -> bool:
+    """An Anthropic Messages body or message list (by its blocks and request keys)."""
+    return _chat_format(value) == NAME
 
 
 def dumps_args(value: Any) -> str:
@@ -150,8 +160,6 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
                 else:
                     bump(lost, "redacted thinking blocks")
             elif is_server_block(kind):
-                from hermesctx.formats._common import AS_TEXT, server_side_text
-
                 texts.append(server_side_text(block))
                 bump(lost, "server-side tool blocks" + AS_TEXT)
             else:
@@ -184,8 +192,11 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
     return messages
 
 
-def to_openai(doc: dict, lost: dict) -> dict:
-    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``."""
+def read(doc: Any, lost: dict) -> Any:
+    """An Anthropic body ``{system?, messages, tools?, ...}`` -> ``{messages, tools?, ...}``
+    (OpenAI chat); a bare list of its messages -> a list of OpenAI messages."""
+    if isinstance(doc, list):
+        return read({"messages": doc}, lost)["messages"]
     out: dict = {}
     messages: list[dict] = []
     system = system_to_openai(doc.get("system"), lost)
@@ -212,10 +223,12 @@ def to_openai(doc: dict, lost: dict) -> dict:
 
 # --- openai -> anthropic -------------------------------------------------------------------
 
-def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
-    """``{messages, tools?, ...}`` (OpenAI) -> an Anthropic body. System messages before the
-    first other message become ``system`` (none when ``leading`` is false: a later part of a
-    transcript written piece by piece)."""
+def write(doc: Any, lost: dict, *, leading: bool = True) -> dict:
+    """``{messages, tools?, ...}`` or a list of messages (OpenAI) -> an Anthropic body. System
+    messages before the first other message become ``system`` (none when ``leading`` is false:
+    a later part of a transcript written piece by piece)."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     messages = doc.get("messages") or []
     system_parts: list = []
     out_msgs: list[dict] = []
@@ -259,10 +272,11 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
                 # unsigned: the send path drops it (and counts it); the API would reject it
                 blocks.append({"type": "thinking", "thinking": reasoning})
             calls = msg.get("tool_calls") or []
-            if isinstance(content, str) and _server_block(content) is not None:
-                content = [{"type": "text", "text": content}]
-            if isinstance(content, list):
-                blocks.extend(_server_block(block) or block for block in parts_to_anthropic(content, lost))
+            server = server_side_item(content)
+            if server is not None and is_server_block(server["type"]):
+                blocks.append(server)
+            elif isinstance(content, list):
+                blocks.extend(_server_blocks(parts_to_anthropic(content, lost)))
             elif isinstance(content, str) and (content or not calls) and (calls or blocks):
                 blocks.append({"type": "text", "text": content})
             for call in calls if isinstance(calls, list) else ():
@@ -297,13 +311,19 @@ def to_anthropic(doc: dict, lost: dict, *, leading: bool = True) -> dict:
     return out
 
 
-def _server_block(block: Any) -> dict | None:
-    """A server-side block an OpenAI transcript carries as its text (see
-    :func:`hermesctx.formats._common.server_side_text`) back as the block, else None: the
-    round trip Anthropic -> OpenAI -> Anthropic keeps it."""
-    text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else block
-    item = server_side_item(text)
-    return item if item is not None and is_server_block(item["type"]) else None
+def _server_blocks(blocks: list) -> list:
+    """``blocks`` with each text block that holds a server-side tool block as text (the way
+    :func:`message_to_openai` keeps it in OpenAI chat) turned back into that block, so an
+    Anthropic body survives a round trip through OpenAI chat. The same list when there is none."""
+    out = None
+    for i, block in enumerate(blocks):
+        if isinstance(block, dict) and block.get("type") == "text" and set(block) == {"type", "text"}:
+            server = server_side_item(block["text"])
+            if server is not None and is_server_block(server["type"]):
+                if out is None:
+                    out = list(blocks)
+                out[i] = server
+    return blocks if out is None else out
 
 
 def _signed_thinking(details: Any) -> list:
@@ -340,32 +360,9 @@ def _tool_to_anthropic(tool: Any) -> Any:
             "input_schema": fn.get("parameters", {})}
 
 
-# --- the format's face (see hermesctx.formats) ------------------------------------------------
-
-NAME = ANTHROPIC
-LOG = False
-PLAIN = True  # commands work on its bodies as they are
-WRITABLE = True
-
-
-def detect(value: Any) -> bool:
-    return chat_format(value) == ANTHROPIC
-
-
-def read(doc: Any, lost: dict) -> Any:
-    """An Anthropic body, or a bare list of its messages, as OpenAI (a list stays a list)."""
-    if isinstance(doc, list):
-        return to_openai({"messages": doc}, lost)["messages"]
-    return to_openai(doc, lost)
-
-
-def write(body: dict, lost: dict) -> dict:
-    return to_anthropic(body, lost)
-
-
-def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> Streamed:
-    """The leading system messages become ``system``; each later chunk (a message and the tool
-    results after it) is converted alone."""
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:
+    """The streaming face of :func:`write` (see :func:`hermesctx.formats._logs.write_stream`):
+    the leading system messages are read first, as they become ``system``."""
     from hermesctx.wire import send
 
     pending: list[list[dict]] = []
@@ -380,10 +377,11 @@ def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> Streamed:
             break
     state = send.AnthropicState()
     system = send.anthropic_system(join_system(parts, lost), state, wire) if parts else None
+    head = {} if system is None else {"system": system}
 
-    def converted() -> Iterator[dict]:
-        for chunk in itertools.chain(pending, chunks):
-            yield from to_anthropic({"messages": chunk}, lost, leading=False)["messages"]
+    def convert(chunk: list[dict]) -> list:
+        return write(chunk, lost, leading=False)["messages"]
 
-    return Streamed("messages", send.anthropic_messages(converted(), wire, state), system,
-                    send.ANTHROPIC_REQUEST_KEYS)
+    items = send.anthropic_messages(
+        (item for chunk in chain(pending, chunks) for item in convert(chunk)), wire, state)
+    return head, "messages", items, send.ANTHROPIC_REQUEST_KEYS

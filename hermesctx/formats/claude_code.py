@@ -49,8 +49,8 @@ from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats import anthropic
-from hermesctx.formats._common import CLAUDE_CODE
-from hermesctx.formats._logs import LogReader, events, fix_orphans
+from hermesctx.formats._common import quiet
+from hermesctx.formats._logs import LogReader, events, fix_orphans, read_event
 from hermesctx.messages import is_lenient
 
 # events that are not part of the conversation: skipped without a warning
@@ -64,7 +64,12 @@ TASK_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 _USER, _ASSISTANT, _SIDE = 1, 2, 4
 
 
-def looks_like(event: Any) -> bool:
+NAME = "claude-code"
+PLAIN = False  # read as OpenAI chat
+LOG = True  # a session log: one file, one transcript, one event per line
+
+
+def detect(event: Any) -> bool:
     if not isinstance(event, dict):
         return False
     kind = event.get("type")
@@ -155,7 +160,7 @@ class _Inline:
 
 
 class Reader(LogReader):
-    name = CLAUDE_CODE
+    format = NAME
 
     def __init__(self, *, include_sidechains: bool = False, all_segments: bool = False,
                  warn: Callable[[str], None] = lambda m: None, path: str | None = None,
@@ -480,7 +485,6 @@ class Reader(LogReader):
 
     def _agent_file(self, agent: str) -> list[dict]:
         """The transcript of subagent ``agent``, from its own file beside the session."""
-
         name = f"agent-{agent}.jsonl"
         found = None
         if self.path:
@@ -499,7 +503,7 @@ class Reader(LogReader):
         reader = Reader(warn=lambda m: self.warn(f"{found}: {m}"), subagent=True)
         try:
             with open(found, "rb") as handle:
-                reader.scan(events(handle, lambda m: None))
+                reader.scan(events(handle, quiet))
             with open(found, "rb") as handle:
                 out = list(reader.messages(events(handle, reader.warn)))
         except OSError as exc:
@@ -517,7 +521,7 @@ class Reader(LogReader):
         return {"model": self.model} if self.model else {}
 
     def info(self) -> dict:
-        info = {"format": CLAUDE_CODE, "session": self.session, "model": self.model,
+        info = {"format": NAME, "session": self.session, "model": self.model,
                 "segments": self.segments, "dropped_before_compaction": self.dropped,
                 "abandoned_branch_entries": self.abandoned,
                 "sidechain_events": self.sidechain_events,
@@ -538,12 +542,6 @@ class Reader(LogReader):
         return info
 
 
-# --- the format's face (see hermesctx.formats) ------------------------------------------------
-
-NAME = CLAUDE_CODE
-LOG = True  # one file is one transcript, read in two passes (hermesctx.formats._logs)
-PLAIN = False
-WRITABLE = False
-detect = looks_like
-
-read = Reader.read_event
+def read(event: Any, lost: dict) -> dict:
+    """One event given alone as a document, as OpenAI chat."""
+    return read_event(Reader(), event, lost)

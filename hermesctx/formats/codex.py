@@ -18,8 +18,7 @@ from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats import responses
-from hermesctx.formats._common import CODEX
-from hermesctx.formats._logs import LogReader, fix_orphans
+from hermesctx.formats._logs import LogReader, fix_orphans, read_event
 
 LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")  # a tuple: unhashable input
 # response items that are Codex bookkeeping, not context
@@ -29,7 +28,12 @@ QUIET_ITEMS = ("ghost_snapshot",)  # a tuple: an item type from input may be unh
 LEGACY_USER_CHARS = 80_000
 
 
-def looks_like(event: Any) -> bool:
+NAME = "codex"
+PLAIN = False  # read as OpenAI chat
+LOG = True  # a session log: one file, one transcript, one event per line
+
+
+def detect(event: Any) -> bool:
     if not isinstance(event, dict):
         return False
     if event.get("type") in LINE_TYPES and "payload" in event:
@@ -40,7 +44,7 @@ def looks_like(event: Any) -> bool:
 
 
 class Reader(LogReader):
-    name = CODEX
+    format = NAME
 
     def __init__(self, *, all_segments: bool = False, warn: Callable[[str], None] = lambda m: None,
                  **_: Any):
@@ -105,7 +109,7 @@ class Reader(LogReader):
                     continue
                 if kind in responses.ITEM_TYPES or kind in QUIET_ITEMS:
                     kind, payload = "response_item", line
-                elif looks_like(line):
+                elif detect(line):
                     kind, payload = "session_meta", line
                 else:
                     self._skip(f"lines of unknown type {kind!r}", where)
@@ -179,7 +183,7 @@ class Reader(LogReader):
         return {"model": self.model} if self.model else {}
 
     def info(self) -> dict:
-        info = {"format": CODEX, "session": self.meta.get("id"), "model": self.model,
+        info = {"format": NAME, "session": self.meta.get("id"), "model": self.model,
                 "segments": self.segments, "dropped_before_compaction": self.dropped,
                 "orphan_tool_results": self.orphans[0], "skipped": dict(self.skipped),
                 "lost": dict(self.lost)}
@@ -194,12 +198,6 @@ def _user(text: str) -> dict:
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
 
 
-# --- the format's face (see hermesctx.formats) ------------------------------------------------
-
-NAME = CODEX
-LOG = True  # one file is one transcript, read in two passes (hermesctx.formats._logs)
-PLAIN = False
-WRITABLE = False
-detect = looks_like
-
-read = Reader.read_event
+def read(event: Any, lost: dict) -> dict:
+    """One event given alone as a document, as OpenAI chat."""
+    return read_event(Reader(), event, lost)

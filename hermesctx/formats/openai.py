@@ -1,34 +1,34 @@
-"""OpenAI chat (the canonical form inside hermesctx): ``{"messages": [...], ...}`` or a bare
-list of messages. Reading and writing it change nothing; its stream writer goes through the
-OpenAI send path (:mod:`hermesctx.wire.send`)."""
+"""OpenAI chat: a list of messages or a request body with ``messages``. It is the form every
+other format is read into, so reading and writing it change nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
-from hermesctx.formats._common import OPENAI, Streamed, chat_format
+from hermesctx.messages import detect_format as _chat_format
 
-NAME = OPENAI
-LOG = False
-PLAIN = True  # commands work on its bodies as they are
-WRITABLE = True
+NAME = "openai"
+PLAIN = True  # commands work on the body as it is
+LOG = False  # a document, not a session log
 
 
 def detect(value: Any) -> bool:
-    return chat_format(value) == OPENAI
+    """Chat messages or a body that are not Anthropic's (by their blocks and request keys)."""
+    return _chat_format(value) == NAME
 
 
 def read(doc: Any, lost: dict) -> Any:
     return doc
 
 
-def write(body: dict, lost: dict) -> dict:
-    return body
+def write(doc: Any, lost: dict) -> Any:
+    return doc
 
 
-def stream(chunks: Iterable[list[dict]], lost: dict, wire: dict) -> Streamed:
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:
+    """The streaming face of :func:`write` (see :func:`hermesctx.formats._logs.write_stream`)."""
     from hermesctx.wire import send
 
-    messages = (msg for chunk in chunks for msg in chunk)
-    return Streamed("messages", send.openai_messages(messages, wire), None, send.OPENAI_REQUEST_KEYS)
+    items = send.openai_messages((msg for chunk in chunks for msg in chunk), wire)
+    return {}, "messages", items, send.OPENAI_REQUEST_KEYS

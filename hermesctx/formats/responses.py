@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import RESPONSES, bump
+from hermesctx.formats._common import AS_TEXT, bump, server_side_text
 from hermesctx.messages import part_type
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -29,6 +29,10 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "computer_cal
 SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mcp_list_tools",
                           "image_generation_call", "code_interpreter_call",
                           "mcp_approval_request", "mcp_approval_response"})
+NAME = "responses"
+PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
+
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
 
@@ -72,6 +76,11 @@ def is_request(doc: Any) -> bool:
     if isinstance(doc.get("input"), (str, list)) or doc.get("object") == "response":
         return True
     return is_items(doc.get("output"))
+
+
+def detect(value: Any) -> bool:
+    """A Responses request or response object, or a list of its items."""
+    return is_request(value) if isinstance(value, dict) else is_items(value)
 
 
 def _parts(content: Any, lost: dict) -> Any:
@@ -187,8 +196,6 @@ class Folder:
             if self._open is not None:
                 self._open = None
         elif kind in SERVER_ITEMS:
-            from hermesctx.formats._common import AS_TEXT, server_side_text
-
             self._server.append(server_side_text(item))
             bump(self.lost, "server-side tool items" + AS_TEXT)
             if self._open is not None:  # after the reply's text or calls: it ends the text
@@ -244,7 +251,7 @@ class Folder:
         return out
 
 
-def to_openai(doc: Any, lost: dict) -> dict:
+def read(doc: Any, lost: dict) -> dict:
     """A list of items, or a body/response with ``input``/``output`` items (and
     ``instructions``), -> ``{"messages": [...]}`` plus the body's other keys."""
     folder = Folder(lost)
@@ -270,19 +277,3 @@ def to_openai(doc: Any, lost: dict) -> dict:
             folder.add(item)
     out["messages"] = folder.finish()
     return out
-
-
-# --- the format's face (see hermesctx.formats) ------------------------------------------------
-
-NAME = RESPONSES
-LOG = False
-PLAIN = False
-WRITABLE = False  # read only: no command writes Responses items
-
-
-def detect(value: Any) -> bool:
-    """A request or response object, or a bare list of items."""
-    return is_request(value) or is_items(value)
-
-
-read = to_openai

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import SHAREGPT, Streamed, bump
+from hermesctx.formats._common import bump
 from hermesctx.messages import check_convertible, content_text
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
@@ -27,7 +27,13 @@ _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
 
 
-def is_sharegpt(doc: Any) -> bool:
+NAME = "sharegpt"
+PLAIN = False  # read as OpenAI chat
+LOG = False  # a document, not a session log
+
+
+def detect(doc: Any) -> bool:
+    """A ShareGPT record (``conversations``); see :func:`is_records` for an array of them."""
     return isinstance(doc, dict) and isinstance(doc.get("conversations"), list)
 
 
@@ -37,10 +43,10 @@ def is_records(value: Any, *, loose: bool = False) -> bool:
     if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
         return False
     test = any if loose else all
-    return test(is_sharegpt(r) for r in value)
+    return test(detect(r) for r in value)
 
 
-def to_openai(doc: dict, lost: dict) -> dict:
+def read(doc: dict, lost: dict) -> dict:
     """A record -> ``{"messages": [...]}`` plus its other keys (a record's ``system`` becomes
     the first message, LLaMA-Factory ``tools`` OpenAI tool definitions)."""
     messages: list[dict] = []
@@ -197,11 +203,13 @@ def _claim(calls: list[dict], free: list[dict], call_id: Any, name: Any, k: int)
     return pick
 
 
-def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
-    """OpenAI messages -> a Hermes trajectory entry (``conversations`` first), laid out as
-    Hermes writes them: every ``gpt`` turn opens with a ``<think>`` block, one ``tool`` turn
-    holds the results of a turn. ``names`` (call id -> tool name) carries over between the
+def write(doc: Any, lost: dict, *, names: dict | None = None) -> dict:
+    """OpenAI chat (a body or a list of messages) -> a Hermes trajectory entry
+    (``conversations`` first), laid out as Hermes writes them: every ``gpt`` turn opens with a
+    ``<think>`` block, one ``tool`` turn holds the results of a turn. ``names`` (call id -> tool name) carries over between the
     parts of a transcript written piece by piece."""
+    if isinstance(doc, list):
+        doc = {"messages": doc}
     turns: list[dict] = []
     names = {} if names is None else names
     pending: list[str] = []
@@ -267,28 +275,9 @@ def from_openai(doc: dict, lost: dict, *, names: dict | None = None) -> dict:
     return out
 
 
-# --- the format's face (see hermesctx.formats) ------------------------------------------------
-
-NAME = SHAREGPT
-LOG = False
-PLAIN = False
-WRITABLE = True
-
-
-def detect(value: Any) -> bool:
-    """A record, or a JSON array of records (read as a batch)."""
-    return is_sharegpt(value) or is_records(value)
-
-
-read = to_openai
-
-
-def write(body: dict, lost: dict) -> dict:
-    return from_openai(body, lost)
-
-
-def stream(chunks: Iterable[list[dict]], lost: dict, wire: dict) -> Streamed:
+def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:
+    """The streaming face of :func:`write` (see :func:`hermesctx.formats._logs.write_stream`)."""
     names: dict = {}
     turns = (turn for chunk in chunks
-             for turn in from_openai({"messages": chunk}, lost, names=names)["conversations"])
-    return Streamed("conversations", turns, None, None)
+             for turn in write({"messages": chunk}, lost, names=names)["conversations"])
+    return {}, "conversations", turns, None

@@ -18,15 +18,14 @@ is not emitted.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
+from hermesctx.budgets import summary_budget
+from hermesctx.errors import UpstreamError
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
-    calls_of,
     check_messages,
     messages_of,
     part_type,
@@ -36,8 +35,8 @@ from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
-from hermesctx.stubs import summarize_tool_result
 from hermesctx.summary import SummarizerError, SummaryRequest
+from hermesctx.summary.fallback import failure_reason, static_fallback_summary
 from hermesctx.summary.prompt import (
     auto_focus_topic,
     build_prompt,
@@ -47,13 +46,9 @@ from hermesctx.summary.prompt import (
 )
 from hermesctx.summary.text import (
     END_MARKER,
-    IN_PROGRESS_HEADING,
     MERGED_DELIMITER,
     MERGED_HEADER,
     NOTE_BASE,
-    PENDING_ASKS_HEADING,
-    REMAINING_WORK_HEADING,
-    TASK_HEADING,
     compaction_note,
     find_latest_summary,
     is_hermes_transcript,
@@ -64,14 +59,7 @@ from hermesctx.summary.text import (
 
 MIN_TAIL_FLOOR = 8
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"
-FALLBACK_MAX_CHARS = 8000
-FALLBACK_TURN_MAX_CHARS = 700
-REASON_MAX_CHARS = 220
 LOW_SAVINGS_PCT = 10.0
-_PATH_MENTION = re.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
-_GH_TOKEN = re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
-_GH_TOKEN_TAIL = re.compile(r"\bgh[pousr]_[A-Za-z0-9_.-]+")
-_BLOCKER = re.compile(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", re.I)
 
 
 # --- phase 2: boundaries -------------------------------------------------------------------
@@ -175,159 +163,6 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     if 0 <= a < cut:
         cut = max(align_backward(messages, a), head_end + 1)
     return align_forward(messages, max(cut, head_end + 1))
-
-
-def summary_budget(turns: list, max_summary_tokens: int) -> int:
-    """:func:`hermesctx.budgets.summary_budget` of the turns' rough size."""
-    from hermesctx.budgets import summary_budget as budget_for
-
-    return budget_for(tokens.rough_messages(turns), max_summary_tokens)
-
-
-# --- the deterministic fallback (Hermes's, when no summarizer could answer) ------------------
-
-def _compact(value: Any) -> str:
-    text = _GH_TOKEN.sub("[REDACTED]", redact(text_view(value)))
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) > FALLBACK_TURN_MAX_CHARS:
-        text = text[:FALLBACK_TURN_MAX_CHARS - 15].rstrip() + " ...[truncated]"
-    return _GH_TOKEN_TAIL.sub("[REDACTED]", text)
-
-
-def _call_name_args(tc: Any) -> tuple[str, str]:
-    if isinstance(tc, dict):
-        fn = tc.get("function") or {}
-        if not isinstance(fn, dict):
-            fn = {}
-        return str(fn.get("name") or "unknown"), str(fn.get("arguments") or "")
-    return "unknown", ""
-
-
-def _add_unique(items: list, value: str, limit: int) -> None:
-    value = value.strip()
-    if value and value not in items and len(items) < limit:
-        items.append(value)
-
-
-def _paths_in(text: str, files: list) -> None:
-    for match in _PATH_MENTION.findall(text):
-        _add_unique(files, match.rstrip(".,:;"), 12)
-
-
-def _paths_in_json(value: Any, files: list) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in ("path", "workdir", "file_path", "output_path") and isinstance(item, str):
-                _add_unique(files, item, 12)
-            _paths_in_json(item, files)
-    elif isinstance(value, list):
-        for item in value:
-            _paths_in_json(item, files)
-    elif isinstance(value, str):
-        _paths_in(value, files)
-
-
-def _bullets(items: list, limit: int = 8) -> str:
-    unique: list[str] = []
-    for item in items:
-        item = item.strip()
-        if item and item not in unique:
-            unique.append(item)
-            if len(unique) >= limit:
-                break
-    return "\n".join(f"- {item}" for item in unique) if unique else "None."
-
-
-def failure_reason(err: Any) -> str:
-    """The failure reason Hermes records: the error text, stripped (the class name when it is
-    empty), cut to 220 characters; redacted whole before the cut (again, forced, where written)."""
-    text = redact(str(err)).strip() or type(err).__name__
-    return text[:REASON_MAX_CHARS - 3].rstrip() + "..." if len(text) > REASON_MAX_CHARS else text
-
-
-def static_fallback_summary(turns: list, *, reason: str | None = None, had_previous: bool = False) -> str:
-    """Hermes's ``_build_static_fallback_summary``, prefix included."""
-    asks, said, done, files, blockers, dropped = [], [], [], [], [], []
-    calls: dict[str, tuple[str, str]] = {}
-    for msg in turns:
-        if msg.get("role") == "assistant" and msg.get("tool_calls"):
-            for tc in calls_of(msg):
-                name, raw = _call_name_args(tc)
-                args = redact(raw)
-                cid = str(tc.get("id") or "") if isinstance(tc, dict) else ""
-                if cid:
-                    calls[cid] = (name, args)
-                if args:
-                    try:
-                        parsed = json.loads(args)
-                    except Exception:  # noqa: BLE001 - arguments that are not JSON are text
-                        parsed = args
-                    _paths_in_json(parsed, files)
-    for msg in turns:
-        role = msg.get("role", "unknown")
-        text = _compact(msg.get("content"))
-        _paths_in(text, files)
-        names = [_call_name_args(tc)[0] for tc in calls_of(msg)] \
-            if role == "assistant" and msg.get("tool_calls") else []
-        entry = text
-        if names:
-            prefix = "tool calls: " + ", ".join(names[:6])
-            entry = f"{prefix}; {text}" if text else prefix
-        if entry.strip():
-            dropped.append(f"{str(role).upper()}: {entry.strip()}")
-            del dropped[:-8]
-        if len(text) > 600:
-            text = text[:420].rstrip() + " ... " + text[-160:].lstrip()
-        if role == "user" and text:
-            asks.append(text)
-        elif role == "assistant":
-            if names:
-                said.append("Called tool(s): " + ", ".join(names[:6]))
-            elif text:
-                said.append(text)
-        elif role == "tool":
-            name, args = calls.get(str(msg.get("tool_call_id") or ""), ("unknown", ""))
-            done.append(summarize_tool_result(name, args, text or ""))
-            if _BLOCKER.search(text):
-                blockers.append(text[:500])
-    completed = "\n".join(f"{i}. {item}" for i, item in enumerate((said + done)[:12], start=1)) \
-        or "None recoverable from compacted turns."
-    task = f"User asked: {asks[-1]!r}" if asks else "Unknown from deterministic fallback."
-    previous = ("\n\nPrevious compaction summary was present and should still be treated as background "
-                "continuity context, but the latest LLM summary update failed.") if had_previous else ""
-    why = f" Summary failure reason: {reason}." if reason else ""
-    sections = [
-        (TASK_HEADING, task),
-        ("## Goal", "Recovered from a deterministic fallback because the LLM context summarizer was unavailable. "
-                    "Continue from the protected recent messages after this summary and use current file/system "
-                    "state for exact details." + previous),
-        ("## Constraints & Preferences", "- This fallback was generated locally without an LLM summary call.\n"
-                                         "- Secrets and credentials were redacted before preservation.\n"
-                                         "- The summary may be incomplete; prefer verifying current files, git state, "
-                                         "processes, and test results instead of assuming omitted details."),
-        ("## Completed Actions", completed),
-        ("## Active State", "Unknown from deterministic fallback. Inspect current repository/session state if needed."),
-        (IN_PROGRESS_HEADING, "Unknown from deterministic fallback — the latest user ask is recorded once under\n"
-                              f'"{TASK_HEADING}" above as historical context only. Do NOT treat it as an\n'
-                              "unfulfilled instruction to re-answer; verify current state and continue from the\n"
-                              "protected recent messages after this summary."),
-        ("## Blocked", _bullets(blockers, 5)),
-        ("## Key Decisions", "None recoverable from deterministic fallback."),
-        ("## Resolved Questions", "None recoverable from deterministic fallback."),
-        (PENDING_ASKS_HEADING, "None recoverable from deterministic fallback. (The latest user ask is preserved once\n"
-                               f'under "{TASK_HEADING}" as historical context — it is NOT necessarily\noutstanding.)'),
-        ("## Relevant Files", _bullets(files, 12)),
-        (REMAINING_WORK_HEADING, "Continue from the most recent unfulfilled user ask and protected tail messages. "
-                                 "Verify state with tools before making claims."),
-        ("## Last Dropped Turns", _bullets(dropped, 8)),
-        ("## Critical Context", "Summary generation was unavailable, so this is a best-effort deterministic "
-                                f"fallback for {len(turns)} compacted message(s).{why}"),
-    ]
-    body = "\n\n".join(f"{heading}\n{text}" for heading, text in sections)
-    summary = with_summary_prefix(redact(body.strip()))
-    if len(summary) > FALLBACK_MAX_CHARS:
-        summary = summary[:FALLBACK_MAX_CHARS - 42].rstrip() + "\n...[fallback summary truncated]"
-    return summary
 
 
 # --- phase 4: assembly ---------------------------------------------------------------------
@@ -434,7 +269,7 @@ def _note_archive(out: list, note: dict) -> list:
     and take the placeholder key off it: nothing but text marks the summary."""
     from hermesctx.archive import note_line
 
-    line = note_line(note)
+    line = redact(note_line(note))  # the note leaves with the transcript (the archive file does not)
     tail = "\n\n" + END_MARKER
 
     def noted(m: dict) -> dict:
@@ -490,8 +325,13 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                       protect_last_n: int = 20, tail_token_budget: int = 20_000,
                       max_summary_tokens: int = 10_000, focus: str | None = None,
                       today: str | None = None, archive=None,
-                      hermes_note: bool | None = None) -> tuple[list, dict]:
+                      hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[list, dict]:
     """Compress a message list: ``(new_list, report)``. The input is never mutated.
+
+    A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
+    fallback; the report's ``fallback`` says which was asked for, which wrote the summary and
+    why (the error redacted). ``allow_fallback=False``: the first failure raises
+    :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
 
     ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
     memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`)."""
@@ -540,12 +380,12 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     base["previous_summary"] = idx is not None
 
     topic = focus or auto_focus_topic(pruned)
-    budget = summary_budget(turns, max_summary_tokens)
+    budget = summary_budget(tokens.rough_messages(turns), max_summary_tokens)
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
     summary, used, errors, reasons = None, None, [], []
-    for candidate in (summarizer, fallback_summarizer):
+    for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
         if candidate is None or (used is not None):
             continue
         try:
@@ -560,6 +400,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
             reasons.append(failure_reason(f"{type(err).__name__}: {err}"))
             errors.append({"summarizer": candidate.name, "kind": "internal", "error": redact(reasons[-1], force=True)})
+    if errors and not allow_fallback:
+        raise UpstreamError(f"the {errors[0]['summarizer']} summarizer failed ({errors[0]['kind']}): "
+                            f"{errors[0]['error']}; no fallback (--no-fallback)")
     fallback = summary is None
     reason = reasons[-1] if reasons else None
     if fallback:
@@ -578,6 +421,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
     report = {**base, "compressed": True, "summarizer": used, "summarizer_errors": errors,
+              "fallback": {"requested": errors[0]["summarizer"], "used": used, "kind": errors[0]["kind"],
+                           "error": errors[0]["error"]} if errors else None,
               "middle_messages": end - start, "summarized_messages": len(turns),
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
@@ -600,15 +445,25 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
              protect_last_n: int = 20, tail_token_budget: int = 20_000, max_summary_tokens: int = 10_000,
              focus: str | None = None, today: str | None = None, archive=None,
-             hermes_note: bool | None = None) -> tuple[Any, dict]:
+             hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[Any, dict]:
     """The ``compress`` stage on a document: ``(new_doc, report)``."""
     messages = messages_of(doc)
     check_messages(messages)
     new, report = compress_messages(messages, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
-                                    focus=focus, today=today, archive=archive, hermes_note=hermes_note)
+                                    focus=focus, today=today, archive=archive, hermes_note=hermes_note,
+                                    allow_fallback=allow_fallback)
     return (doc if new is messages else with_messages(doc, new)), report
+
+
+def fallback_warning(report: dict) -> str | None:
+    """The warning a fallback deserves: which summarizer failed, why, and who stood in."""
+    info = report.get("fallback")
+    if not info:
+        return None
+    return (f"the {info['requested']} summarizer failed ({info['kind']}: {info['error']}); "
+            f"the summary was written by {info['used']} instead (--no-fallback makes this an error)")
 
 
 def describe(report: dict) -> str:
@@ -641,6 +496,11 @@ class Options(BudgetOptions):
         flag="--timeout", kind=float, low=0, open_low=True, key="auxiliary.compression.timeout",
         help="Deadline in seconds for each whole summarizer request, not per read "
              "(config auxiliary.compression.timeout).")
+    fallback: bool | None = option(
+        flag="--fallback/--no-fallback", kind=bool, key="summarizer.fallback",
+        help="When the requested summarizer fails (no key, dead endpoint, circuit open), let the "
+             "extractive summarizer stand in, with a warning naming the error (default; config "
+             "summarizer.fallback); --no-fallback: exit 4 instead.")
     focus: str | None = option(flag="--focus", help="Topic that gets 60-70% of the summary budget.")
     protect_first_n: int | None = option(flag="--protect-first-n", kind=int, low=0,
                                          key="compression.protect_first_n",
@@ -655,7 +515,9 @@ class Options(BudgetOptions):
                              help="Only compress transcripts at or over the threshold.")
     archive_dir: str | None = option(
         flag="--archive", path="dir", key="archive.dir",
-        help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand.")
+        help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand. The "
+             "archive file holds the messages verbatim, secrets included (it is the lossless store; "
+             "keep DIR private); the note naming it in the summary is redacted.")
     expand: bool = option(False, flag="--expand", kind=bool,
                           help="Reverse a compression made with --archive, reading only from that DIR.")
     hermes_note: bool | None = option(
@@ -680,10 +542,11 @@ def build(options: Options, ctx):
             raise UsageError("--expand reads archives only from the archive directory: "
                              "give --archive DIR (or archive.dir in the config)")
         return partial(expand, directory=directory)
-    name = (options.summarizer or settings["summarizer.name"]
-            or _provider_name(settings["auxiliary.compression.provider"]))
-    primary = _summarizer(name, settings, ctx.env)
-    fallback = None if name == "extractive" else _summarizer("extractive", settings, ctx.env)
+    from hermesctx.summary import choose
+
+    primary = choose(settings, name=options.summarizer, environ=ctx.env.environ, warn=ctx.env.warn)
+    allow_fallback = settings["summarizer.fallback"]
+    fallback = None if primary.name == "extractive" or not allow_fallback else choose(settings, name="extractive")
     archiver = None
     if directory:
         from hermesctx.archive import Archiver
@@ -702,30 +565,11 @@ def build(options: Options, ctx):
                                protect_last_n=settings["compression.protect_last_n"],
                                tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
                                max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
-                               archive=archiver, hermes_note=settings["compression.hermes_note"])
-        if report.get("warning"):
-            ctx.env.warn(report["warning"])
+                               archive=archiver, hermes_note=settings["compression.hermes_note"],
+                               allow_fallback=allow_fallback)
+        for warning in (report.get("warning"), fallback_warning(report)):
+            if warning:
+                ctx.env.warn(warning)
         return out, report
 
     return run
-
-
-def _provider_name(provider: str | None) -> str:
-    provider = (provider or "").strip().lower()
-    if provider == "anthropic":
-        return "anthropic"
-    if provider in ("openai", "openrouter", "custom", "ollama", "vllm", "lmstudio"):
-        return "openai"
-    return "extractive"
-
-
-def _summarizer(name, settings, env):
-    """The summarizer ``name`` with the summarizer settings (model, endpoint, key, timeout)."""
-    from hermesctx.summary import make_summarizer
-
-    return make_summarizer(name, model=settings["auxiliary.compression.model"],
-                           base_url=settings["auxiliary.compression.base_url"],
-                           api_key=settings["auxiliary.compression.api_key"],
-                           timeout=settings["auxiliary.compression.timeout"],
-                           retries=settings["summarizer.retries"], env=env.environ,
-                           max_failures=settings["summarizer.max_failures"], warn=env.warn)

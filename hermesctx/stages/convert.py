@@ -169,7 +169,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     from hermesctx import jsonio
 
     if verbose:
-        env.info(f"read as {log.name}")
+        env.info(f"read as {log.format}")
     counts, lost = Counts(), {}
     wire: dict = {}
     messages = log.messages()
@@ -180,7 +180,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     info = log.info()
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
-    rep = counts.report(log.name, target, lost)
+    rep = counts.report(log.format, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
     _tell(env, sink, jsonio.Document(None, 0, None), rep, verbose)

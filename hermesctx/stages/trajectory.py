@@ -28,7 +28,6 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -39,15 +38,15 @@ from typing import Any
 from hermesctx.options import option
 from hermesctx.redact import redact
 from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
+from hermesctx.summary.prompt import render_trajectory_turns as render_turns
+from hermesctx.summary.prompt import trajectory_prompt
+from hermesctx.summary.providers import RetryPolicy, with_retries
+from hermesctx.summary.text import LEGACY_PREFIX
 
-SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
+SUMMARY_PREFIX = LEGACY_PREFIX  # "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
 FAILED_SUMMARY = ("[CONTEXT SUMMARY]: [Summary generation failed - previous turns contained tool "
                   "calls and responses that have been compressed to save context space.]")
-TRUNCATE_OVER = 3000  # characters; longer values are cut for the prompt
-TRUNCATE_HEAD = 1500
-TRUNCATE_TAIL = 500
-TRUNCATION_MARK = "\n...[truncated]...\n"
 MAX_BACKOFF = 30.0
 
 Counter = Callable[[Any], int]
@@ -188,35 +187,6 @@ def snap(turns: list, index: int, lo: int, hi: int) -> int:
 # ---------------------------------------------------------------- summary
 
 
-def render_turns(turns: list, start: int, end: int) -> str:
-    """The turns ``[start, end)`` as the summarizer sees them: ``[Turn i - ROLE]:\\nvalue``."""
-    parts = []
-    for index in range(start, end):
-        turn = turns[index]
-        role = turn.get("from", "unknown")
-        value = turn.get("value", "")
-        if len(value) > TRUNCATE_OVER:
-            value = value[:TRUNCATE_HEAD] + TRUNCATION_MARK + value[-TRUNCATE_TAIL:]
-        parts.append(f"[Turn {index} - {role.upper()}]:\n{value}")
-    return "\n\n".join(parts)
-
-
-def build_prompt(rendered: str, summary_target_tokens: int) -> str:
-    return (
-        "The agent turns below are about to be removed from a training trajectory and replaced "
-        "by your summary, so it must carry everything that matters in them.\n\n"
-        "Describe, in a neutral third-person voice, what the assistant did and what it found "
-        "out. Cover:\n"
-        "1. the actions it took (tool calls, searches, file operations);\n"
-        "2. the key information and results those produced;\n"
-        "3. decisions made and conclusions reached;\n"
-        "4. concrete data: file names, values, command output.\n\n"
-        f"Stick to the facts and aim for roughly {summary_target_tokens} tokens.\n\n"
-        f"---\nTURNS TO SUMMARIZE:\n{rendered}\n---\n\n"
-        f"Reply with the summary alone, beginning with \"{SUMMARY_PREFIX}\"."
-    )
-
-
 def normalize_summary(content: Any) -> str:
     """Model output → summary turn value: text stripped, ``[CONTEXT SUMMARY]:`` prefix once."""
     if not isinstance(content, str):
@@ -278,34 +248,44 @@ def as_messages(turns: list) -> list[dict]:
     return messages
 
 
-def backoff(attempt: int, base: float, rng: random.Random | None = None) -> float:
-    """Hermes's jittered exponential backoff: ``min(base·2^(k−1), 30)`` plus up to half again."""
-    delay = MAX_BACKOFF if base <= 0 or attempt > 60 else min(base * 2 ** (attempt - 1), MAX_BACKOFF)
-    return delay + (rng or random).uniform(0, 0.5 * delay)
+def retry_policy(config: TrajectoryConfig) -> RetryPolicy:
+    """Hermes's: ``max_retries`` attempts whatever the error (an empty reply is kept, not
+    retried), ``min(retry_delay·2^(k−1), 30)`` plus up to half again between them, no wait
+    when ``retry_delay`` is 0, ``retry-after`` not consulted."""
+    return RetryPolicy(attempts=config.max_retries, backoff_base=config.retry_delay, max_backoff=MAX_BACKOFF,
+                       jitter=0.5, kinds=None, retry_after=False)
 
 
 def generate_summary(summarizer, prompt: str, region: list, config: TrajectoryConfig,
                      metrics: TrajectoryMetrics, *, sleep: Callable[[float], None] = time.sleep
                      ) -> str | None:
-    """Up to ``max_retries`` attempts; the fixed failure text after the last one; ``None`` when
-    ``max_retries <= 0`` (no attempt at all, as Hermes). The summary text goes through the
-    secret redactor (:mod:`hermesctx.redact`; ``HERMESCTX_REDACT=false`` turns it off)."""
+    """Up to ``max_retries`` attempts (:func:`retry_policy`); the fixed failure text after the
+    last one; ``None`` when ``max_retries <= 0`` (no attempt at all, as Hermes). The summary
+    text goes through the secret redactor (:mod:`hermesctx.redact`; ``HERMESCTX_REDACT=false``
+    turns it off)."""
+    if config.max_retries <= 0:
+        return None
     request = SummaryRequest(prompt=prompt, budget_tokens=config.summary_target_tokens,
                              turns=as_messages(region))
-    for attempt in range(1, config.max_retries + 1):
+
+    def attempt(_: int) -> Any:
         metrics.summarization_api_calls += 1
         try:
-            text = summarizer.summarize(request)
-            return normalize_summary(redact(text) if isinstance(text, str) else text)
-        except SummarizerError as err:
-            if err.kind == EMPTY:  # Hermes keeps an empty reply: the bare prefix
-                return normalize_summary("")
+            return summarizer.summarize(request)
+        except SummarizerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure is one failed attempt
+            raise SummarizerError(f"{type(exc).__name__}: {exc}") from exc
+
+    def failed(err: SummarizerError) -> None:
+        if err.kind != EMPTY:
             metrics.summarization_errors += 1
-        except Exception:
-            metrics.summarization_errors += 1
-        if attempt < config.max_retries and config.retry_delay > 0:
-            sleep(backoff(attempt, config.retry_delay))
-    return FAILED_SUMMARY if config.max_retries > 0 else None
+
+    try:
+        text = with_retries(attempt, retry_policy(config), sleep=sleep, on_failure=failed)
+    except SummarizerError as err:
+        return normalize_summary("") if err.kind == EMPTY else FAILED_SUMMARY  # Hermes keeps an empty reply
+    return normalize_summary(redact(text) if isinstance(text, str) else text)
 
 
 # ---------------------------------------------------------------- one trajectory
@@ -347,7 +327,7 @@ def compress_trajectory(turns: list, *, config: TrajectoryConfig, count: Counter
         return unchanged()
     metrics.start_idx, metrics.end_idx, metrics.turns_count = start, until, until - start
 
-    prompt = build_prompt(render_turns(turns, start, until), config.summary_target_tokens)
+    prompt = trajectory_prompt(render_turns(turns, start, until), config.summary_target_tokens)
     summary = generate_summary(summarizer, prompt, turns[start:until], config, metrics,
                                sleep=sleep)
     out = []
@@ -608,10 +588,6 @@ def run(options: Options, ctx, stream) -> None:
 
     env = ctx.env
     settings = ctx.settings_with(flags(options))
-    name = options.summarizer
-    if name is None:
-        provider = settings["auxiliary.compression.provider"]
-        name = provider if provider in ("anthropic", "openai") else "extractive"
     try:
         protect_first = roles(options.protect_first)
     except ValueError as exc:
@@ -628,7 +604,7 @@ def run(options: Options, ctx, stream) -> None:
         count = tiktoken_counter(get_encoding(options.encoding))
     except EncodingUnavailable as exc:
         raise UsageError(f"encoding {options.encoding}: {exc}") from None
-    engine = _make_summarizer(name, settings, env.environ)
+    engine = _make_summarizer(options.summarizer, settings, env.environ)
 
     aggregate = AggregateMetrics()
     aggregate.start()
@@ -661,22 +637,19 @@ def run(options: Options, ctx, stream) -> None:
         env.stderr.write(json.dumps(report) + "\n")
 
 
-def _make_summarizer(name: str, settings, environ):
+def _make_summarizer(name: str | None, settings, environ):
+    """The summarizer :func:`hermesctx.summary.choose` picks (the rule ``compress`` uses), with
+    no retries inside: the stage makes Hermes's --max-retries attempts itself."""
     from hermesctx.errors import UpstreamError, UsageError
-    from hermesctx.summary import make_summarizer
+    from hermesctx.summary import choose
 
-    if name == "extractive":
-        try:
-            return make_summarizer("extractive")
-        except ModuleNotFoundError:
-            raise UsageError("the extractive summarizer is not available in this build",
-                             hint="use --summarizer anthropic or openai") from None
-    # the stage makes Hermes's --max-retries attempts itself: no retries inside
-    engine = make_summarizer(
-        name, model=settings["auxiliary.compression.model"],
-        base_url=settings["auxiliary.compression.base_url"],
-        api_key=settings["auxiliary.compression.api_key"],
-        timeout=settings["auxiliary.compression.timeout"], retries=0, env=environ)
+    try:
+        engine = choose(settings, name=name, retries=0, max_failures=0, environ=environ)
+    except ModuleNotFoundError:
+        raise UsageError("the extractive summarizer is not available in this build",
+                         hint="use --summarizer anthropic or openai") from None
+    if engine.name == "extractive":
+        return engine
     try:
         engine.client  # noqa: B018 - fails now (like Hermes's constructor) when there is no key
     except SummarizerError as err:

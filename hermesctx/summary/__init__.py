@@ -1,7 +1,11 @@
 """Summarizers: turn the middle of a transcript into a structured handoff summary.
 
-``compress`` builds a :class:`SummaryRequest` (the whole prompt, already written, plus the raw
-turns for summarizers that work without a model) and asks a summarizer for the body text.
+:func:`choose` is the one rule that turns settings (and the command's flags) into a summarizer;
+``compress``, ``trajectory`` and ``run`` all call it. ``compress`` builds a
+:class:`SummaryRequest` (the whole prompt, already written, plus the raw turns for summarizers
+that work without a model) and asks a summarizer for the body text; when it fails, the
+extractive summarizer and then Hermes's static fallback (:mod:`hermesctx.summary.fallback`)
+stand in, visibly.
 
 * ``extractive`` (:mod:`hermesctx.summary.extractive`): no model, deterministic, offline.
 * ``anthropic`` / ``openai`` (:mod:`hermesctx.summary.providers`): the real SDKs, imported
@@ -17,6 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 NAMES = ("extractive", "anthropic", "openai")
+# Hermes's auxiliary.compression.provider values and the summarizer that speaks their API
+# (anything else, "auto" included, means no model: the extractive summarizer)
+PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "openrouter": "openai", "custom": "openai",
+             "ollama": "openai", "vllm": "openai", "lmstudio": "openai"}
 
 # SummarizerError.kind values
 CONTEXT_LENGTH = "context_length"
@@ -41,10 +49,12 @@ class SummaryRequest:
 class SummarizerError(Exception):
     """A summarizer could not produce a summary; ``kind`` is one of the constants above."""
 
-    def __init__(self, message: str, *, kind: str = OTHER, status: int | None = None):
+    def __init__(self, message: str, *, kind: str = OTHER, status: int | None = None,
+                 retry_after: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.status = status
+        self.retry_after = retry_after  # seconds the server asked to wait, if it said
 
 
 class Summarizer(Protocol):
@@ -76,3 +86,37 @@ def make_summarizer(name: str, **options: Any) -> Summarizer:
         raise ValueError(f"unknown summarizer {name!r} (choose from {', '.join(NAMES)})")
     module_name, class_name = _MODULES[name]
     return getattr(importlib.import_module(module_name), class_name)(**options)
+
+
+def summarizer_name(settings: Any, name: str | None = None) -> str:
+    """Which summarizer applies: ``name`` (a flag) if given, else config ``summarizer.name``, else
+    the one that speaks ``auxiliary.compression.provider``'s API (extractive when none does)."""
+    if name:
+        return name
+    if settings["summarizer.name"]:
+        return settings["summarizer.name"]
+    provider = str(settings["auxiliary.compression.provider"] or "").strip().lower()
+    return PROVIDERS.get(provider, "extractive")
+
+
+def choose(settings: Any, *, name: str | None = None, model: str | None = None,
+           base_url: str | None = None, api_key: str | None = None, timeout: float | None = None,
+           retries: int | None = None, max_failures: int | None = None, environ: Any = None,
+           warn: Any = None) -> Summarizer:
+    """THE provider -> summarizer rule: the summarizer :func:`summarizer_name` picks, configured
+    from ``auxiliary.compression.*`` (each overridden by its argument when given) and
+    ``summarizer.retries`` / ``summarizer.max_failures`` (the arguments of those names win when
+    given: ``trajectory`` makes its own attempts, without a circuit breaker). ``environ`` supplies the API key and
+    endpoint variables; ``warn`` is told once when the circuit breaker opens."""
+    name = summarizer_name(settings, name)
+    if name == "extractive":
+        return make_summarizer("extractive")
+    return make_summarizer(
+        name, model=model or settings["auxiliary.compression.model"],
+        base_url=base_url or settings["auxiliary.compression.base_url"],
+        api_key=api_key or settings["auxiliary.compression.api_key"],
+        timeout=timeout or settings["auxiliary.compression.timeout"],
+        retries=settings["summarizer.retries"] if retries is None else retries,
+        env=environ if environ is not None else {},
+        max_failures=settings["summarizer.max_failures"] if max_failures is None else max_failures,
+        warn=warn)

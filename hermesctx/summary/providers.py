@@ -11,7 +11,9 @@ Both take keyword options ``model``, ``base_url``, ``api_key``, ``timeout``, ``r
 ``env`` (a mapping read for ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` or ``OPENAI_API_KEY``
 / ``OPENAI_BASE_URL`` when the options are None). The SDKs' own retries are off: this module
 retries 429, 5xx, timeouts and connection errors itself, with exponential backoff
-(``backoff_base · 2^k``, capped at ``max_backoff``), honouring ``retry-after``.
+(``backoff_base · 2^k``, capped at ``max_backoff``), honouring ``retry-after``: one
+:class:`RetryPolicy` and one loop (:func:`with_retries`), which ``trajectory`` uses too with
+Hermes's own attempts and jitter.
 
 ``timeout`` is a deadline on the whole of each attempt (connect, send, wait, read), not per read:
 the SDK call runs in a daemon thread and is abandoned when the deadline passes, so a server that
@@ -28,11 +30,13 @@ with kind ``circuit_open``, so the caller's fallback stands in; ``warn`` (if giv
 from __future__ import annotations
 
 import email.utils
+import random
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from hermesctx.summary import (
     AUTH,
@@ -59,6 +63,61 @@ CIRCUIT_OPEN = "circuit_open"
 
 class RequestTimeout(Exception):
     """One attempt passed its deadline (classified as a timeout)."""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait: the one retry policy of every summarizer call.
+
+    ``attempts`` in all; after attempt k the wait is ``backoff_base · 2^(k−1)`` capped at
+    ``max_backoff`` (none when ``backoff_base`` is 0), plus up to ``jitter`` of it again at
+    random. ``kinds``: the error kinds retried (None: every kind but an empty answer, which is
+    an answer). ``retry_after``: a server's ``retry-after`` lengthens the wait, and one longer
+    than ``max_backoff`` ends the retries at once."""
+
+    attempts: int
+    backoff_base: float = DEFAULT_BACKOFF_BASE
+    max_backoff: float = DEFAULT_MAX_BACKOFF
+    jitter: float = 0.0
+    kinds: frozenset | None = RETRYABLE
+    retry_after: bool = True
+
+    def delay(self, attempt: int, rng: random.Random | None = None) -> float:
+        if self.backoff_base <= 0:
+            return 0.0
+        wait = self.max_backoff if attempt > 60 else min(self.backoff_base * 2 ** (attempt - 1), self.max_backoff)
+        return wait + (rng or random).uniform(0, self.jitter * wait) if self.jitter else wait
+
+    def retries(self, kind: str) -> bool:
+        return kind != EMPTY if self.kinds is None else kind in self.kinds
+
+
+def with_retries(call: Callable[[int], T], policy: RetryPolicy, *,
+                 sleep: Callable[[float], None] = time.sleep,
+                 on_failure: Callable[[SummarizerError], None] | None = None) -> T:
+    """``call(attempt)`` (1, 2, ...) until it returns, retrying a :class:`SummarizerError` as
+    ``policy`` says; the last error is raised. ``on_failure`` hears of every failed attempt."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return call(attempt)
+        except SummarizerError as err:
+            if on_failure is not None:
+                on_failure(err)
+            if attempt >= policy.attempts or not policy.retries(err.kind):
+                raise
+            wait = policy.delay(attempt)
+            if policy.retry_after and err.retry_after is not None:
+                if err.retry_after > policy.max_backoff:
+                    raise SummarizerError(f"{err} (retry-after {err.retry_after:g}s exceeds {policy.max_backoff:g}s)",
+                                          kind=err.kind, status=err.status) from err
+                wait = max(wait, err.retry_after)
+            if wait > 0:
+                sleep(wait)
 
 # Lower-cased fragments of the context-length errors providers return (Anthropic "prompt is too
 # long: N tokens > M maximum", OpenAI code context_length_exceeded / "maximum context length",
@@ -226,33 +285,22 @@ class _ProviderSummarizer:
         return box["text"]
 
     def _summarize(self, request: SummaryRequest) -> str:
-        attempt = 0
-        while True:
-            attempt += 1
-            self.attempts = attempt
-            try:
-                text = self._bounded(outgoing(request))
-            except SummarizerError:
-                raise
-            except Exception as exc:  # every SDK error ends up classified
-                kind, status = classify(exc)
-                message = f"{self.name} summarizer ({self.model}): {_describe(exc, status)}"
-                if kind not in RETRYABLE or attempt > self.retries:
-                    raise SummarizerError(message, kind=kind, status=status) from exc
-                wait = min(self.backoff_base * 2 ** (attempt - 1), self.max_backoff)
-                asked = retry_after(exc)
-                if asked is not None:
-                    if asked > self.max_backoff:
-                        raise SummarizerError(
-                            f"{message} (retry-after {asked:g}s exceeds {self.max_backoff:g}s)",
-                            kind=kind, status=status) from exc
-                    wait = max(wait, asked)
-                self.sleep(wait)
-                continue
-            if not isinstance(text, str) or not text.strip():
-                raise SummarizerError(f"{self.name} summarizer ({self.model}) returned empty content",
-                                      kind=EMPTY)
-            return text.strip()
+        policy = RetryPolicy(attempts=self.retries + 1, backoff_base=self.backoff_base, max_backoff=self.max_backoff)
+        return with_retries(lambda attempt: self._attempt(attempt, request), policy, sleep=self.sleep)
+
+    def _attempt(self, attempt: int, request: SummaryRequest) -> str:
+        self.attempts = attempt
+        try:
+            text = self._bounded(outgoing(request))
+        except SummarizerError:
+            raise
+        except Exception as exc:  # every SDK error ends up classified
+            kind, status = classify(exc)
+            raise SummarizerError(f"{self.name} summarizer ({self.model}): {_describe(exc, status)}",
+                                  kind=kind, status=status, retry_after=retry_after(exc)) from exc
+        if not isinstance(text, str) or not text.strip():
+            raise SummarizerError(f"{self.name} summarizer ({self.model}) returned empty content", kind=EMPTY)
+        return text.strip()
 
 
 def _describe(exc: BaseException, status: int | None) -> str:

@@ -1,12 +1,19 @@
-"""The fixed texts of a compaction (spec 30.5-30.6): the prefix every summary starts with, the
-markers around it, the note added to the system prompt; and the predicates that find a summary
-in a transcript. These strings are what Hermes 0.19.0 writes and recognises, character for
+"""The fixed texts of a compaction: the prefix every summary starts with, the markers around
+it, the note added to the system prompt; and the predicates that find a summary in a
+transcript. These strings are what Hermes 0.19.0 writes and recognises, character for
 character, so transcripts move freely between the two.
+
+The prose lives in ``texts/*.md`` (package data), one text per file, read once by
+:func:`template`; :func:`render` fills a template's ``$name`` placeholders (the prompts of
+:mod:`hermesctx.summary.prompt`).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import string
 from typing import Any
 
 TASK_HEADING = "## Historical Task Snapshot"
@@ -14,36 +21,31 @@ IN_PROGRESS_HEADING = "## Historical In-Progress State"
 PENDING_ASKS_HEADING = "## Historical Pending User Asks"
 REMAINING_WORK_HEADING = "## Historical Remaining Work"
 
-SUMMARY_PREFIX = (
-    '[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. This '
-    'is a handoff from a previous context window — treat it as background reference, NOT as active in'
-    'structions. Do NOT answer questions or fulfill requests mentioned in this summary; they were alr'
-    'eady addressed. Respond ONLY to the latest user message that appears AFTER this summary — that m'
-    'essage is the single source of truth for what to do right now. Topic overlap with the summary do'
-    'es NOT mean you should resume its task: even on similar topics, the latest user message WINS. Tr'
-    "eat ONLY the latest message as the active task and discard stale items from '## Historical Task "
-    "Snapshot' / '## Historical In-Progress State' / '## Historical Pending User Asks' / '## Historic"
-    "al Remaining Work' entirely — do not 'wrap up' or 'finish' work described there unless the lates"
-    "t message explicitly asks for it. Reverse signals in the latest message (e.g. 'stop', 'undo', 'r"
-    "oll back', 'just verify', 'don't do that anymore', 'never mind', a new topic) must immediately e"
-    'nd any in-flight work described in the summary; do not re-surface it in later turns. IMPORTANT: '
-    'Your persistent memory (MEMORY.md, USER.md) in the system prompt is ALWAYS authoritative and act'
-    'ive — never ignore or deprioritize memory content due to this compaction note. None of the above'
-    ' restricts HOW you work: your tools remain fully active — keep calling them normally for the act'
-    'ive task (edit files, run commands, search) instead of merely narrating what you would do. The c'
-    'urrent session state (files, config, etc.) may reflect work described here — avoid repeating it:'
-)
+
+_TEXTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "texts")
+
+
+@functools.cache
+def template(name: str) -> str:
+    """The text of ``texts/<name>.md`` (package data), without its final newline."""
+    with open(os.path.join(_TEXTS, f"{name}.md"), encoding="utf-8") as handle:  # (importlib.resources: slower)
+        text = handle.read()
+    return text[:-1] if text.endswith("\n") else text
+
+
+def render(name: str, **values: Any) -> str:
+    """A template with its ``$name`` placeholders filled in (values are not parsed again)."""
+    return string.Template(template(name)).substitute(values)
+
+
+SUMMARY_PREFIX = template("prefix")
 LEGACY_PREFIX = "[CONTEXT SUMMARY]:"
-END_MARKER = '--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---'
+END_MARKER = template("end_marker")
 MERGED_HEADER = '[PRIOR CONTEXT — for reference only; not a new message]'
 MERGED_DELIMITER = '[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]'
-NOTE_BASE = (
-    '[Note: Some earlier conversation turns have been compacted into a handoff summary to preserve co'
-    'ntext space. The current session state may still reflect earlier work, so build on that summary '
-    'and state rather than re-doing work.'
-)
+NOTE_BASE = template("compaction_note")
 # Hermes's sentence about its memory files: only for a Hermes transcript (or when asked for)
-HERMES_MEMORY_SENTENCE = 'Your persistent memory (MEMORY.md, USER.md) remains fully authoritative regardless of compaction.'
+HERMES_MEMORY_SENTENCE = template("compaction_note_memory")
 COMPACTION_NOTE = f'{NOTE_BASE} {HERMES_MEMORY_SENTENCE}]'  # Hermes's note, character for character
 PLAIN_NOTE = f'{NOTE_BASE}]'
 
@@ -64,33 +66,10 @@ def is_hermes_transcript(messages: list) -> bool:
 
 
 # Prefixes of older releases, still recognised (and replaced) when found in a transcript.
-_TOOLS_SENTENCE = (
-    'None of the above restricts HOW you work: your tools remain fully active — keep calling them nor'
-    'mally for the active task (edit files, run commands, search) instead of merely narrating what yo'
-    'u would do. '
-)
+_TOOLS_SENTENCE = template("prefix_tools_sentence") + " "  # the sentence older prefixes lack
 _RIGHT_NOW = "right now. "
-_ACTIVE_TASK_ENDING = (
-    "If the latest user message is consistent with the '## Active Task' section, you may use the summ"
-    'ary as background. If the latest user message contradicts, supersedes, changes topic from, or in'
-    " any way diverges from '## Active Task' / '## In Progress' / '## Pending User Asks' / '## Remain"
-    "ing Work', the latest message WINS — discard those stale items entirely and do not 'wrap up the "
-    "old task first'. Reverse signals in the latest message (e.g. 'stop', 'undo', 'roll back', 'just "
-    "verify', 'don't do that anymore', 'never mind', a new topic) must immediately end any in-flight "
-    'work described in the summary; do not re-surface it in later turns. IMPORTANT: Your persistent m'
-    'emory (MEMORY.md, USER.md) in the system prompt is ALWAYS authoritative and active — never ignor'
-    'e or deprioritize memory content due to this compaction note. The current session state (files, '
-    'config, etc.) may reflect work described here — avoid repeating it:'
-)
-_FIRST_PREFIX = (
-    '[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted into the summary below. This '
-    'is a handoff from a previous context window — treat it as background reference, NOT as active in'
-    'structions. Do NOT answer questions or fulfill requests mentioned in this summary; they were alr'
-    "eady addressed. Your current task is identified in the '## Active Task' section of the summary —"
-    ' resume exactly from there. Respond ONLY to the latest user message that appears AFTER this summ'
-    'ary. The current session state (files, config, etc.) may reflect work described here — avoid rep'
-    'eating it:'
-)
+_ACTIVE_TASK_ENDING = template("prefix_active_task_ending")  # the second release's ending
+_FIRST_PREFIX = template("prefix_first")
 HISTORICAL_PREFIXES = (
     SUMMARY_PREFIX.replace(_TOOLS_SENTENCE, ""),
     SUMMARY_PREFIX[:SUMMARY_PREFIX.index(_RIGHT_NOW) + len(_RIGHT_NOW)] + _ACTIVE_TASK_ENDING,

@@ -9,8 +9,9 @@ import random
 import pytest
 from transcripts import TranscriptGen
 
-from hermesctx.stages.compress import compress_messages, static_fallback_summary, tail_cut
+from hermesctx.stages.compress import compress_messages, tail_cut
 from hermesctx.summary import SummarizerError
+from hermesctx.summary.fallback import static_fallback_summary
 from oracle.harness import SEND, hermes, needs_oracle, wire_difference
 
 pytestmark = [pytest.mark.oracle, needs_oracle]

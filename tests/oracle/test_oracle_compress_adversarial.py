@@ -226,7 +226,9 @@ result = out
 
 @pytest.mark.parametrize("ctx,max_summary", [(4000, 200), (200_000, 10_000)])
 def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
-    from hermesctx.stages.compress import feedback, static_fallback_summary, summary_budget
+    from hermesctx.budgets import summary_budget
+    from hermesctx.stages.compress import feedback
+    from hermesctx.summary.fallback import static_fallback_summary
     from hermesctx.summary.prompt import (
         auto_focus_topic,
         ground_snapshot,
@@ -234,6 +236,7 @@ def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
         strip_think_blocks,
     )
     from hermesctx.summary.text import strip_summary_prefix, with_summary_prefix
+    from hermesctx.tokens import rough_messages
 
     rng = random.Random(ctx)
     gen = Gen(ctx, max_chars=1200)  # Hermes's redactor is quadratic on long word runs: keep texts short
@@ -253,7 +256,7 @@ def test_summarizer_input_and_helpers_match_hermes(ctx, max_summary):
         assert serialize_turns(m) == theirs["ser"][i]
         assert auto_focus_topic(m) == theirs["focus"][i]
         assert ground_snapshot(texts[i], m) == theirs["ground"][i]
-        assert summary_budget(m, max_summary) == theirs["budget"][i]
+        assert summary_budget(rough_messages(m), max_summary) == theirs["budget"][i]
         assert static_fallback_summary(m, reason=reasons[i], had_previous=bool(i % 2)) == theirs["fallback"][i]
         assert list(find_latest_summary(m, 0, len(m))) == theirs["find"][i]
         after = m[: len(m) // 2] if i % 4 else m

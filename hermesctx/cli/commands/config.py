@@ -26,8 +26,11 @@ def command():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               envvar="HERMESCTX_CONFIG", help="Config file (default: found as described above).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def show(config_path, fmt):
-    """Print every setting, its value and where it came from (an API key masked).
+@click.option("--show-secrets", is_flag=True,
+              help="Print API keys, tokens and URL passwords as they are (default: masked).")
+def show(config_path, fmt, show_secrets):
+    """Print every setting, its value and where it came from (secrets masked: API keys, tokens,
+    passwords in URLs, credentials inside values; --show-secrets prints them).
 
     \b
     Examples:
@@ -37,7 +40,8 @@ def show(config_path, fmt):
     from hermesctx.config import render
 
     ctx = get_context(config_path)
-    ctx.env.stdout.write(render(ctx.settings, fmt, ctx.env.environ))
+    ctx.env.stdout.write(render(ctx.settings, fmt, ctx.env.environ, show_secrets=show_secrets))
+
 
 
 @command.command(epilog=EXIT_STATUS_HELP)

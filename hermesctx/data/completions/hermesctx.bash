@@ -48,7 +48,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
@@ -93,7 +93,7 @@ _hermesctx() {
         case "$prev" in
             --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return;;
         esac
-        words="--config --format --help";;
+        words="--config --format --show-secrets --help";;
     "completion")
         words="--install --help";;
     "man")
