@@ -32,3 +32,9 @@ def test_in_place_keeps_each_line_of_arrays_a_line(tmp_path):
     assert result.status == 0, result.stderr
     written = path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in written] == [RECORDS, RECORDS[:1], RECORDS[1]]
+
+
+def test_without_in_place_each_record_is_one_line_of_stdout():
+    result = invoke(["sanitize"], RECORDS)
+    assert result.status == 0, result.stderr
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["a", "b"]
