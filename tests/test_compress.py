@@ -307,3 +307,21 @@ def test_a_summary_merged_into_a_tail_message_goes_after_its_thinking():
     assert merged["content"][0] is thinking  # verbatim, and first
     assert merged["content"][1] == {"type": "text", "text": MERGED_HEADER + "\n"}
     assert [p["type"] for p in merged["content"]] == ["thinking", "text", "text", "text"]
+
+
+def test_images_stripped_from_kept_messages_are_said():
+    """Hermes replaces every image before the newest image-bearing user turn, in the kept head
+    too: the report counts them and the warning says so (it was silent)."""
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    msgs = [{"role": "system", "content": "s"},
+            {"role": "user", "content": [{"type": "text", "text": "look"}, image]}]
+    msgs += [{"role": "assistant" if i % 2 else "user", "content": f"turn {i} " + "words " * 300}
+             for i in range(30)]
+    msgs += [{"role": "user", "content": [{"type": "text", "text": "and this"}, image]},
+             {"role": "assistant", "content": "seen"}]
+    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer(), protect_first_n=1,
+                                    protect_last_n=2, tail_token_budget=200)
+    assert report["compressed"] and report["images_stripped"] == 1
+    assert "placeholder" in report["warning"]
+    assert out[1]["content"][1] == {"type": "text", "text": "[Attached image — stripped after compression]"}
+    assert out[-2]["content"][1] == image

@@ -115,3 +115,15 @@ def test_spilled_secret_is_masked_in_the_preview_and_restored_whole(tmp_path):
     assert survivors(secret, spilled.json[2]["content"]) == []
     restored = invoke(["spill", "--restore", "--dir", str(tmp_path)], spilled.stdout)
     assert restored.status == 0 and restored.json == doc
+
+
+@pytest.mark.parametrize("text,secret", SECRETS, ids=[s[:14] for _, s in SECRETS])
+def test_trajectory_turns_are_redacted_before_their_cut(text, secret, monkeypatch):
+    """A trajectory value over the 3,000-character cut: the secret straddles the cut (its head in
+    the kept head, its end marker in the dropped middle), so it must be redacted first."""
+    from hermesctx.summary.prompt import TRAJECTORY_CUT_HEAD, render_trajectory_turns
+
+    monkeypatch.delenv("HERMESCTX_REDACT", raising=False)
+    value = "x" * (TRAJECTORY_CUT_HEAD - 10) + " " + text + " " + "y" * 6000
+    rendered = render_trajectory_turns([{"from": "tool", "value": value}], 0, 1)
+    assert not _leaks(secret, rendered)

@@ -240,6 +240,11 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
     return out
 
 
+def _images(messages: list) -> int:
+    return sum(part_type(p) in IMAGE_PART_TYPES for m in messages if isinstance(m.get("content"), list)
+               for p in m["content"])
+
+
 def strip_historical_media(messages: list) -> list:
     """Images before the newest image-bearing user turn become a text placeholder."""
     def has_images(content: Any) -> bool:
@@ -413,7 +418,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         hermes_note = is_hermes_transcript(messages)
     out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
                    hermes_note=hermes_note)
-    out = strip_historical_media(strip_orphans(out)[0])
+    kept = strip_orphans(out)[0]
+    out = strip_historical_media(kept)
+    stripped = _images(kept) - _images(out) if out is not kept else 0
     out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
     if archive:
         out = _note_archive(out, archive(messages, len(out)))
@@ -437,6 +444,11 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     report["savings_pct"] = round(savings, 1)
     if savings < LOW_SAVINGS_PCT:
         report["warning"] = f"compression saved only {savings:.1f}% of the request"
+    if stripped:  # (said, not silent: kept head and tail messages lose these too, as in Hermes)
+        report["images_stripped"] = stripped
+        report["warning"] = "; ".join(filter(None, (report.get("warning"), (
+            f"{stripped} image(s) before the newest image-bearing user turn became a placeholder, "
+            "in kept messages too"))))
     report.update(feedback(messages, out, before_tokens, after_tokens, fallback=fallback,
                            dropped=end - start if fallback else None, reason=reason if fallback else None))
     return out, report

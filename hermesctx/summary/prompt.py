@@ -228,11 +228,13 @@ TRAJECTORY_CUT_MARK = "\n...[truncated]...\n"
 
 def render_trajectory_turns(turns: list, start: int, end: int) -> str:
     """ShareGPT turns ``[start, end)`` as the trajectory summarizer reads them:
-    ``[Turn i - ROLE]:\\nvalue``, a long value cut to head + tail."""
+    ``[Turn i - ROLE]:\\nvalue``, secrets redacted before a long value is cut to head + tail
+    (a cut could leave half a key that no rule matches any more)."""
     parts = []
     for index in range(start, end):
         turn = turns[index]
         value = turn.get("value", "")
+        value = redact(value) if isinstance(value, str) else value
         if len(value) > TRAJECTORY_CUT_OVER:
             value = value[:TRAJECTORY_CUT_HEAD] + TRAJECTORY_CUT_MARK + value[-TRAJECTORY_CUT_TAIL:]
         parts.append(f"[Turn {index} - {turn.get('from', 'unknown').upper()}]:\n{value}")
