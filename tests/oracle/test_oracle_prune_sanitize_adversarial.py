@@ -95,7 +95,7 @@ for case in data:
 
 
 def test_recorded_snapshot_seeds_match_hermes():
-    # the seeds whose outputs tests/test_prune_sanitize_adversarial.py keeps as snapshots
+    # the seeds whose outputs tests/stages/test_prune_sanitize_adversarial.py keeps as snapshots
     cases = [{"seed": seed, "messages": AdversarialGen(seed).transcript(8), "count": 3, "budget": 400}
              for seed in (3, 17, 42, 101, 256)]
     theirs = hermes(_SETUP + """
@@ -199,7 +199,7 @@ def wire_exception(msgs: list, theirs: list, ours: list) -> str:
       ``--stub`` still applies the pre-API cleanups (unknown roles, blank names, empty lists).
     - ``mixed``: Anthropic tool blocks beside OpenAI tool messages (no API takes the mix; both
       Hermes and sanitize repair only the OpenAI pairs of such a transcript, D5/D6): no pairing
-      promise, as in tests/test_wire_property.py.
+      promise, as in tests/wire/test_wire_property.py.
     - ``call without an id``: a call whose id is no string, or calls that are no list (only
       --lenient reads them, D14): no result can answer it; sanitize removes it where Hermes
       keeps it.

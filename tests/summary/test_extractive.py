@@ -22,7 +22,7 @@ from hermesctx.summary.ledger import extract, tool_kind
 from hermesctx.summary.prompt import SECTIONS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPS = json.loads((FIXTURES / "compress" / "ops-session.json").read_text())
 
 

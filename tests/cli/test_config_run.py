@@ -6,7 +6,7 @@ import os
 import pytest
 from conftest import EXAMPLES, invoke
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "hermes-config.yaml")
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "hermes-config.yaml")
 
 
 def pipe(stages, raw):

@@ -10,7 +10,7 @@ import tomllib
 from hermesctx.summary import prompt, text
 
 TEXTS = Path(text.__file__).parent / "texts"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_text_is_package_data_and_used():

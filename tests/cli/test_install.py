@@ -71,7 +71,7 @@ def test_every_shipped_data_file_is_declared_as_package_data():
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["hermesctx"]
     data = root / "hermesctx" / "data"
     files = [p.relative_to(root / "hermesctx").as_posix() for p in data.rglob("*") if p.is_file()

@@ -10,7 +10,7 @@ import pytest
 from hermesctx.tools import gen_completions
 from hermesctx.tools._tree import tree
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIR = os.path.join(ROOT, "hermesctx", "data", "completions")
 
 

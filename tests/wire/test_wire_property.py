@@ -25,7 +25,7 @@ from transcripts import TranscriptGen
 
 from hermesctx.wire.rules import ANTHROPIC, OPENAI, check, check_pairing, failed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "oracle"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
 from adversarial import Gen as ShapeGen  # noqa: E402
 from adversarial_compress import Gen as CompressGen  # noqa: E402
 from adversarial_prune import AdversarialGen  # noqa: E402
