@@ -61,7 +61,7 @@ ITEM_FLOOR = 600  # ... but never less than this many
 TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
 _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
 LATEST_ASK_LABEL = "- Latest ask, verbatim: "
-ASK_SHARE = 0.5  # the latest ask whole takes at most this share of the budget's room, else it is cut
+ASK_SHARE = 0.75  # the latest ask whole takes at most this share of the budget's room, else it is cut
 ASK_HEAD = 2 / 3  # ... keeping this share of what it may take from its start, the rest from its end
 
 
