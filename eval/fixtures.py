@@ -218,7 +218,7 @@ def slash_prompt(command: str, argument: str, steps: int = 8) -> str:
     for k in range(1, steps + 1):
         lines += [f"{k}. **Check {k}**: run `make check-{k} VERSION={argument}` from the repository root and read",
                   f"   its JSON report (fields STATUS_{k}, WARNINGS_{k}, FILES_{k}). A name with a quote, such as",
-                  f"   \"it's ready\", is written 'it'\\''s ready' in the shell; don't guess a missing field.",
+                  "   \"it's ready\", is written 'it'\\''s ready' in the shell; don't guess a missing field.",
                   f"   - When STATUS_{k} is \"fail\", stop and report the first failing file of FILES_{k}.", ""]
     lines += ["## Report", "", "Finish with one table: check, status, warnings, and the next command to run."]
     return "\n".join(lines)

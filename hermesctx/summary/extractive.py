@@ -20,9 +20,10 @@ snapshot folds it. It has room of its own: it does not take the share the middle
 ledger items (``room_cap``), only room the budget still has, and the ledger items keep the rest of
 the budget. An ask longer than ``ASK_SHARE`` of the budget's room (what the budget leaves beside the
 prefix, the template and the snapshot) would crowd out the ledgers or break the budget: it keeps its
-head and tail, with a marker saying how many characters were left out. Each ask is said once:
-the first under Goal, the latest by the snapshot or under Pending User Asks, an earlier one with
-the same text not again; in the next round a previous summary's latest ask is an earlier ask.
+head and tail, with a marker saying how many characters were left out. No ask is listed twice
+among the pending asks: the first one is the goal, the latest one the snapshot's or its own line.
+In the next round a previous summary's latest ask stays the latest while the new turns ask
+nothing, and is an earlier ask once they do.
 """
 
 from __future__ import annotations
@@ -240,17 +241,21 @@ def _ask_line(ask: str, limit: int) -> str:
     return LATEST_ASK_LABEL + ask[:head] + marker.format(len(ask) - keep) + (ask[-tail:] if tail else "")
 
 
-def _earlier_asks(lines: list[str], led: Ledgers) -> list[str]:
-    """A previous summary's pending asks: its latest ask is an earlier ask now, cut as those are;
-    an ask the turns ask again is left out (the snapshot or the new latest-ask line says it)."""
+def _previous_asks(lines: list[str], led: Ledgers) -> tuple[list[str], str | None]:
+    """A previous summary's pending asks, and its latest ask while the turns ask nothing (it is
+    still the latest). Once they ask, it is an earlier ask, cut as those are; an ask the turns
+    ask again is left out (the snapshot or the new latest-ask line says it)."""
     again = f"- {one_line(led.asks[-1][1], 400)}" if led.asks else None
-    out = []
+    out, latest = [], None
     for line in lines:
         if line.startswith(LATEST_ASK_LABEL):
+            if not led.asks:
+                latest = line[len(LATEST_ASK_LABEL):]
+                continue
             line = "- " + one_line(line[len(LATEST_ASK_LABEL):], 400)
         if line != again:
             out.append(line)
-    return out
+    return out, latest
 
 
 def _norm(key: str) -> str:
@@ -311,10 +316,10 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
     room = budget * 4 - len(with_summary_prefix(empty))
     if room <= 0:  # the template alone is over a tiny budget: a few facts anyway, the budget cannot hold
         room, budget = TINY_ROOM, 0
-    pinned = None
+    ask_line = None
     if latest_ask is not None:  # its room comes from the budget, not from room_cap
-        pinned = _Item(PENDING_ASKS_HEADING, _ask_line(latest_ask, int(room * ASK_SHARE)), 0)
-        room -= len(pinned.text) + 6
+        ask_line = _ask_line(latest_ask, int(room * ASK_SHARE))
+        room -= len(ask_line) + 6
     if room_cap is not None:
         room = min(room, room_cap)
     total_weight = sum(WEIGHTS.values())
@@ -351,8 +356,8 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         chosen: dict[str, list[str]] = {}
         for item in kept:
             chosen.setdefault(item.section, []).append(taken[id(item)])
-        if pinned is not None:  # the newest ask last, after the earlier pending ones
-            chosen.setdefault(pinned.section, []).append(pinned.text)
+        if ask_line is not None:  # the latest ask last, after the earlier pending ones
+            chosen.setdefault(PENDING_ASKS_HEADING, []).append(ask_line)
         body = redact(_render(task, chosen))
         if not budget or fits(body, budget) or not kept:
             return body
@@ -377,8 +382,7 @@ class ExtractiveSummarizer:
                           if _ROOT_LINE.match(ln.lstrip("- "))), None)
         root = root_line.group(1) if root_line else common_root(list(led.files))
         items = _items(led, root, goal_from_previous=bool(previous.get(GOAL)))
-        if PENDING_ASKS_HEADING in previous:
-            previous[PENDING_ASKS_HEADING] = _earlier_asks(previous[PENDING_ASKS_HEADING], led)
+        previous[PENDING_ASKS_HEADING], carried = _previous_asks(previous.get(PENDING_ASKS_HEADING, []), led)
         items += _previous_items(previous, items, {_norm(c.command) for c in led.commands.values() if c.ok})
         words = _focus_words(request.focus)
         if words:
@@ -391,7 +395,8 @@ class ExtractiveSummarizer:
         # a small middle gets a small summary; a previous summary is compact already: it counts whole
         turn_chars = sum(tokens.message_chars(m) for m in request.turns if isinstance(m, dict))
         cap = int(turn_chars * self.item_ratio) + len(request.previous_summary or "")
-        return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR), _latest_ask(led, request.turns))
+        latest = _latest_ask(led, request.turns) if led.asks else carried
+        return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR), latest)
 
 
 def coverage(summary: str, turns: list) -> dict:

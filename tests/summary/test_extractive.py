@@ -382,3 +382,6 @@ def test_the_previous_latest_ask_is_an_earlier_ask_in_the_next_round():
     assert "Latest ask, verbatim" not in pending and "- " + one_line(ask, 400) in pending.splitlines()
     same = summarize([{"role": "user", "content": ask}], first, budget=3000)
     assert " ".join(same.split()).count(" ".join(ask.split())) == 1  # asked again: said once
+    quiet = summarize([turn(call("z", "Bash", {"command": "git tag v2.4.0"})), result("z", "Exit code 0")], first,
+                      budget=3000)
+    assert "- Latest ask, verbatim: " + " ".join(ask.split()) in quiet  # no new ask: still the latest, whole
