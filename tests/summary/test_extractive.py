@@ -314,7 +314,9 @@ def test_a_file_named_absolute_and_relative_is_one_entry():
 
 
 def _slash_prompt(steps=8):
-    sys.path.insert(0, str(ROOT / "eval"))
+    """eval/fixtures.py's long slash-command prompt (our own text: headings, quotes of both kinds)."""
+    if str(ROOT / "eval") not in sys.path:
+        sys.path.insert(0, str(ROOT / "eval"))
     from fixtures import slash_prompt
 
     return slash_prompt("ship", "2.4.0", steps)
