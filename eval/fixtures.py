@@ -1,5 +1,6 @@
 """Synthetic transcripts in the shapes each agent writes (our own text; no real log is copied):
-Claude Code, Codex, Hermes, SWE-agent, mini-swe-agent, OpenHands and a tool-calling support agent.
+Claude Code, Codex, Hermes, SWE-agent, mini-swe-agent, OpenHands and a tool-calling support agent;
+and a Claude Code session driven by a long slash-command prompt (an ask the task snapshot cuts).
 
 Each builder returns OpenAI chat messages (what ``hermesctx convert --to openai`` gives for that
 agent's log): reads, edits with their tool's own argument names, commands with failures that are
@@ -208,8 +209,50 @@ def support_agent(seed: int = 7) -> list[dict]:
     return b.messages
 
 
+def slash_prompt(command: str, argument: str, steps: int = 8) -> str:
+    """A slash command's expanded prompt, as the user's turn: markdown headings, a numbered outline,
+    a fenced argument, quotes of both kinds and a backslash (about 380 characters a step)."""
+    lines = [f"# /{command}", "", "## Arguments", "", "```text", argument, "```", "",
+             "Read the arguments above before anything else; when they are empty, ask which version to ship.",
+             "", "## Outline", ""]
+    for k in range(1, steps + 1):
+        lines += [f"{k}. **Check {k}**: run `make check-{k} VERSION={argument}` from the repository root and read",
+                  f"   its JSON report (fields STATUS_{k}, WARNINGS_{k}, FILES_{k}). A name with a quote, such as",
+                  "   \"it's ready\", is written 'it'\\''s ready' in the shell; don't guess a missing field.",
+                  f"   - When STATUS_{k} is \"fail\", stop and report the first failing file of FILES_{k}.", ""]
+    lines += ["## Report", "", "Finish with one table: check, status, warnings, and the next command to run."]
+    return "\n".join(lines)
+
+
+def slash_command(seed: int = 8) -> list[dict]:
+    b = _Builder(seed, "/home/dev/relkit", "You are Claude Code, Anthropic's official CLI for Claude.")
+    version = f"2.{seed % 7}.0"
+    b.user("Get relkit ready to ship; the changelog must list every merged fix.")
+    b.tool("Read", {"file_path": f"{b.root}/CHANGELOG.md"}, "## Unreleased\n- fix: retry on 503\n")
+    for k in range(3):
+        b.user(slash_prompt("ship", version))
+        for step in range(1, 5):
+            failed = step == 2 and k == 0
+            b.tool("Bash", {"command": f"make check-{step} VERSION={version}"},
+                   f"Exit code {2 if failed else 0}\n" + (json.dumps({f"STATUS_{step}": "fail",
+                                                                      f"FILES_{step}": ["src/relkit/tag.py"]})
+                                                          if failed else json.dumps({f"STATUS_{step}": "pass"})),
+                   text=f"Running check {step}.")
+            if failed:
+                path = f"{b.root}/src/relkit/tag.py"
+                b.tool("Read", {"file_path": path}, _code(b.rng, 30))
+                b.tool("Edit", {"file_path": path, "old_string": "tag = version", "new_string": "tag = f'v{version}'"},
+                       "The file has been updated.", text="The cause is the tag missing its v prefix.")
+        b.say(f"| check | status |\n|---|---|\n| 1-4 | pass |\nNext: `make release VERSION={version}`.")
+    b.user("Tag it once the table is all pass.")
+    b.tool("Bash", {"command": f"git tag v{version}"}, "Exit code 0")
+    b.say(f"Tagged v{version}.")
+    return b.messages
+
+
 AGENTS = {"claude-code": claude_code, "codex": codex, "hermes": hermes, "swe-agent": swe_agent,
-          "mini-swe-agent": mini_swe_agent, "openhands": openhands, "support-agent": support_agent}
+          "mini-swe-agent": mini_swe_agent, "openhands": openhands, "support-agent": support_agent,
+          "slash-command": slash_command}
 
 
 def transcripts(repeat: int = 3) -> dict[str, list[dict]]:

@@ -197,7 +197,7 @@ def evaluate(name: str, messages: list, args) -> dict | None:
     row["over_budget"] = summary_tokens > report["summary_budget"]
     asks = [text_view(m.get("content")).strip() for m in middle if is_real_user_message(m)
             and not _INJECTED.match(text_view(m.get("content")))]
-    row["last_ask"] = (" ".join(asks[-1].split())[:1385] in summary_only) if asks else None
+    row["last_ask"] = fold(asks[-1]) in summary_only if asks else None  # whole, whitespace folded
     row.update(rounds(middle, report["summary_budget"]))
     return row
 
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             cells = " ".join(f"{c}={r[f'extractive:{c}'][0]}/{r[f'extractive:{c}'][1]}" for c in CATEGORIES)
             print(f"{r['name']}: {cells} red={100 * r['reduction:extractive']:.0f}% "
-                  f"tokens={r['summary_tokens']}/{r['budget']} rounds={r.get('rounds')}")
+                  f"tokens={r['summary_tokens']}/{r['budget']} rounds={r.get('rounds')} last_ask={r['last_ask']}")
     print(table(rows))
     return 0
 

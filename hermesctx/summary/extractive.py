@@ -11,6 +11,19 @@ gets a share of the budget by weight; what a section leaves unused goes to the m
 remaining items; the lowest-value items are the ones left out. A previous summary (given, or
 found among the turns) is merged by key (path, command, error), so repeated compaction converges
 instead of growing. ``focus`` raises the value of the items that name its words.
+
+The latest ask is kept whole. The task snapshot (Hermes's, grafted by ``compress`` onto every
+summary) holds it verbatim only when it is short (at most ``SNAPSHOT_CHARS`` characters) and needs
+no escape in its quoted form; any other latest ask (a long slash-command prompt, an ask with both
+kinds of quote) is written once more, whole, under Pending User Asks, whitespace folded as the
+snapshot folds it. It has room of its own: it does not take the share the middle's size allows the
+ledger items (``room_cap``), only room the budget still has, and the ledger items keep the rest of
+the budget. An ask longer than ``ASK_SHARE`` of the budget's room (what the budget leaves beside the
+prefix, the template and the snapshot) would crowd out the ledgers or break the budget: it keeps its
+head and tail, with a marker saying how many characters were left out. No ask is listed twice
+among the pending asks: the first one is the goal, the latest one the snapshot's or its own line.
+In the next round a previous summary's latest ask stays the latest while the new turns ask
+nothing, and is an earlier ask once they do.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from hermesctx import tokens
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
 from hermesctx.summary.ledger import FileEntry, Ledgers, common_root, extract, one_line
-from hermesctx.summary.prompt import SECTIONS, task_snapshot
+from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, latest_user_ask, task_snapshot
 from hermesctx.summary.text import (
     IN_PROGRESS_HEADING,
     PENDING_ASKS_HEADING,
@@ -48,6 +61,9 @@ ITEM_RATIO = 0.25  # the items take at most this share of the middle's own chara
 ITEM_FLOOR = 600  # ... but never less than this many
 TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
 _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
+LATEST_ASK_LABEL = "- Latest ask, verbatim: "
+ASK_SHARE = 0.75  # the latest ask whole takes at most this share of the budget's room, else it is cut
+ASK_HEAD = 2 / 3  # ... keeping this share of what it may take from its start, the rest from its end
 
 
 class _Item:
@@ -115,6 +131,7 @@ def _by_shown_path(entries, root: str) -> list[FileEntry]:
 
 
 def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
+    """The ledgers as items; the latest ask is left to the snapshot or :func:`_latest_ask`."""
     items: list[_Item] = []
     steps = max(led.steps, 1)
 
@@ -124,10 +141,13 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         items.append(_Item(section, text, value, key, short))
 
     asks = led.asks
+    # each ask said once: the latest one by the snapshot or _latest_ask, the first one by the goal
+    said = [one_line(asks[-1][1], 400)] if asks else []
     if asks and not goal_from_previous:
-        add(GOAL, one_line(asks[0][1], 400), 10)
-    seen: set = set()
-    for pos, ask, answered in asks[1 if asks and not goal_from_previous and len(asks[0][1]) <= 400 else 0:-1]:
+        said.append(one_line(asks[0][1], 400))
+        add(GOAL, said[-1], 10)
+    seen = set(said)
+    for pos, ask, answered in asks[:-1]:
         line = one_line(ask, 400)
         if line in seen:
             continue
@@ -192,6 +212,52 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     return items
 
 
+def _folded(text: str) -> str:
+    return re.sub(r"\s+", " ", text)  # as the snapshot folds the ask (prompt.latest_user_ask)
+
+
+def _latest_ask(led: Ledgers, turns: list) -> str | None:
+    """The latest ask, folded, when the task snapshot does not hold it verbatim (too long, quoted
+    with escapes, or the snapshot quotes a later message that is no ask, such as injected text)."""
+    if not led.asks:
+        return None
+    ask = _folded(led.asks[-1][1])
+    found = latest_user_ask(turns)
+    if found and found[1] == ask and len(ask) <= SNAPSHOT_CHARS and repr(ask)[1:-1] == ask:
+        return None
+    return ask
+
+
+def _ask_line(ask: str, limit: int) -> str:
+    """The latest-ask line, at most ``limit`` characters: whole, or its head and tail around a
+    marker when the ask alone is too big for its share of the budget."""
+    line = LATEST_ASK_LABEL + ask
+    if len(line) <= limit:
+        return line
+    marker = " …[{} characters of this ask left out: it alone is longer than the summary budget allows]… "
+    keep = max(0, limit - len(LATEST_ASK_LABEL) - len(marker.format(len(ask))))
+    head = int(keep * ASK_HEAD)
+    tail = keep - head
+    return LATEST_ASK_LABEL + ask[:head] + marker.format(len(ask) - keep) + (ask[-tail:] if tail else "")
+
+
+def _previous_asks(lines: list[str], led: Ledgers) -> tuple[list[str], str | None]:
+    """A previous summary's pending asks, and its latest ask while the turns ask nothing (it is
+    still the latest). Once they ask, it is an earlier ask, cut as those are; an ask the turns
+    ask again is left out (the snapshot or the new latest-ask line says it)."""
+    again = f"- {one_line(led.asks[-1][1], 400)}" if led.asks else None
+    out, latest = [], None
+    for line in lines:
+        if line.startswith(LATEST_ASK_LABEL):
+            if not led.asks:
+                latest = line[len(LATEST_ASK_LABEL):]
+                continue
+            line = "- " + one_line(line[len(LATEST_ASK_LABEL):], 400)
+        if line != again:
+            out.append(line)
+    return out, latest
+
+
 def _norm(key: str) -> str:
     """A merge key: its first 60 characters (a short form cuts a long command with an ellipsis)."""
     return key.rstrip("…")[:60]
@@ -240,16 +306,22 @@ def fits(body: str, budget: int) -> bool:
     return tokens.rough_text(with_summary_prefix(body)) <= budget
 
 
-def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = None) -> str:
+def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = None,
+           latest_ask: str | None = None) -> str:
     """The summary body: the most valuable items that fit the budget, each section first within its
     share, the rest by value; never over budget (the prefix counted). ``room_cap``: at most this
-    many characters of items (a small middle gets a small summary)."""
+    many characters of items (a small middle gets a small summary). ``latest_ask``: always kept,
+    under Pending User Asks, outside ``room_cap`` (cut when over ``ASK_SHARE`` of the room)."""
     empty = _render(task, {})
     room = budget * 4 - len(with_summary_prefix(empty))
-    if room_cap is not None:
-        room = min(room, room_cap)
     if room <= 0:  # the template alone is over a tiny budget: a few facts anyway, the budget cannot hold
         room, budget = TINY_ROOM, 0
+    ask_line = None
+    if latest_ask is not None:  # its room comes from the budget, not from room_cap
+        ask_line = _ask_line(latest_ask, int(room * ASK_SHARE))
+        room -= len(ask_line) + 6
+    if room_cap is not None:
+        room = min(room, room_cap)
     total_weight = sum(WEIGHTS.values())
     ranked = sorted(items, key=lambda i: -i.value)
     by_section: dict[str, list[_Item]] = {}
@@ -258,8 +330,8 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
     taken: dict = {}  # id(item) -> the line chosen for it (full, else short)
     used = 0
 
-    def take(item: _Item, limit: int) -> int:
-        for line in (item.text, item.short):
+    def take(item: _Item, limit: int, short_first: bool = False) -> int:
+        for line in (item.short, item.text) if short_first else (item.text, item.short):
             if line is not None and len(line) + 6 <= limit:
                 taken[id(item)] = line
                 return len(line) + 6
@@ -271,11 +343,12 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         for item in section_items:
             spent += take(item, share - spent)
         used += spent
-    for item in ranked:  # what the sections left unused: the most valuable remaining items, or full lines
+    for item in ranked:  # what the sections left unused: first the remaining items, short where they can be
+        if id(item) not in taken:
+            used += take(item, room - used, short_first=True)
+    for item in ranked:  # ... then full lines for the most valuable ones
         line = taken.get(id(item))
-        if line is None:
-            used += take(item, room - used)
-        elif line is not item.text and used + len(item.text) - len(line) <= room:
+        if line is not None and line is not item.text and used + len(item.text) - len(line) <= room:
             taken[id(item)] = item.text
             used += len(item.text) - len(line)
     kept = [i for i in items if id(i) in taken]  # original (ledger) order within each section
@@ -283,6 +356,8 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         chosen: dict[str, list[str]] = {}
         for item in kept:
             chosen.setdefault(item.section, []).append(taken[id(item)])
+        if ask_line is not None:  # the latest ask last, after the earlier pending ones
+            chosen.setdefault(PENDING_ASKS_HEADING, []).append(ask_line)
         body = redact(_render(task, chosen))
         if not budget or fits(body, budget) or not kept:
             return body
@@ -307,6 +382,7 @@ class ExtractiveSummarizer:
                           if _ROOT_LINE.match(ln.lstrip("- "))), None)
         root = root_line.group(1) if root_line else common_root(list(led.files))
         items = _items(led, root, goal_from_previous=bool(previous.get(GOAL)))
+        previous[PENDING_ASKS_HEADING], carried = _previous_asks(previous.get(PENDING_ASKS_HEADING, []), led)
         items += _previous_items(previous, items, {_norm(c.command) for c in led.commands.values() if c.ok})
         words = _focus_words(request.focus)
         if words:
@@ -319,7 +395,8 @@ class ExtractiveSummarizer:
         # a small middle gets a small summary; a previous summary is compact already: it counts whole
         turn_chars = sum(tokens.message_chars(m) for m in request.turns if isinstance(m, dict))
         cap = int(turn_chars * self.item_ratio) + len(request.previous_summary or "")
-        return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR))
+        latest = _latest_ask(led, request.turns) if led.asks else carried
+        return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR), latest)
 
 
 def coverage(summary: str, turns: list) -> dict:

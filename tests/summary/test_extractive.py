@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from transcripts import TranscriptGen
 
 from hermesctx import tokens
-from hermesctx.stages.compress import compress
+from hermesctx.stages.compress import compress, compress_messages
 from hermesctx.summary import SummaryRequest
 from hermesctx.summary.extractive import ExtractiveSummarizer, coverage
-from hermesctx.summary.ledger import extract, tool_kind
-from hermesctx.summary.prompt import SECTIONS, task_snapshot
+from hermesctx.summary.ledger import extract, one_line, tool_kind
+from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -311,3 +311,79 @@ def test_a_file_named_absolute_and_relative_is_one_entry():
     files = section(summarize(turns), "## Relevant Files")
     assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
                      "last change: `numpy` → `numpy==2.1`")
+
+
+def _slash_prompt(steps=8):
+    """eval/fixtures.py's long slash-command prompt (our own text: headings, quotes of both kinds)."""
+    if str(ROOT / "eval") not in sys.path:
+        sys.path.insert(0, str(ROOT / "eval"))
+    from fixtures import slash_prompt
+
+    return slash_prompt("ship", "2.4.0", steps)
+
+
+def _slash_session(ask, tail_ask="Tag it once the table is all pass."):
+    """A session driven by a long slash-command prompt, asked twice in the middle; a short ask in the tail."""
+    turns = [{"role": "system", "content": "You are a coding agent."},
+             {"role": "user", "content": "Get relkit ready to ship."}]
+    for k in range(2):
+        turns.append({"role": "user", "content": ask})
+        for step in range(1, 7):
+            cid = f"c{k}{step}"
+            turns += [turn(call(cid, "Bash", {"command": f"make check-{step} VERSION=2.4.0 # round {k}"})),
+                      result(cid, f"Exit code {2 if step == 3 and k == 0 else 0}\n" + '{"STATUS": "pass"}' * 40)]
+    return turns + [{"role": "assistant", "content": "All six checks pass."},
+                    {"role": "user", "content": tail_ask}, {"role": "assistant", "content": "Tagging."}]
+
+
+def _compressed_summary(messages):
+    out, report = compress_messages(messages, summarizer=ExtractiveSummarizer(), protect_last_n=2,
+                                    tail_token_budget=200, max_summary_tokens=10_000)
+    summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
+    return summary, report
+
+
+def test_a_long_slash_command_ask_is_kept_whole_once_within_budget():
+    ask = _slash_prompt()
+    assert len(ask) > 2 * SNAPSHOT_CHARS and "'it'\\''s ready'" in ask  # the snapshot cuts and escapes it
+    summary, report = _compressed_summary(_slash_session(ask))
+    folded = " ".join(summary.split())
+    assert " ".join(ask.split()) in folded  # verbatim, whitespace folded as the snapshot folds it
+    assert folded.count(" ".join(ask.split())[-300:]) == 1  # asked twice, said once
+    assert "User asked (deterministic, from compacted turns): '# /ship" in summary  # Hermes's snapshot stays
+    assert tokens.rough_text(summary) <= report["summary_budget"] == 2000
+    assert "RUN `make check-3 VERSION=2.4.0 # round 1` — exit 0" in summary  # the ledgers keep their room
+
+
+def test_an_ask_larger_than_the_budget_keeps_head_and_tail_and_the_budget():
+    ask = _slash_prompt(steps=100)  # ~38,000 characters: the whole budget could not hold it
+    out = summarize(_slash_session(ask)[1:-3], budget=2000, item_ratio=None)
+    assert tokens.rough_text(with_summary_prefix(out)) <= 2000
+    folded = " ".join(ask.split())
+    line = next(ln for ln in section(out, SECTIONS[9][0]).splitlines() if ln.startswith("- Latest ask, verbatim: "))
+    assert re.search(r" …\[\d+ characters of this ask left out: it alone is longer than the summary budget allows\]… ",
+                     line)
+    assert folded[:1500] in line and folded[-500:] in line
+    assert "RUN `make check-6 VERSION=2.4.0 # round 1`" in out  # the ledgers are not crowded out
+
+
+def test_a_short_plain_ask_is_said_by_the_snapshot_alone_but_one_with_escapes_is_repeated():
+    plain = summarize([{"role": "user", "content": "Rename the flag to --dry-run."}])
+    assert "Latest ask, verbatim" not in plain and "'Rename the flag to --dry-run.'" in plain
+    quoted = 'Say "it\'s done" when\nfinished.'
+    out = summarize([{"role": "user", "content": quoted}])
+    assert section(out, SECTIONS[9][0]) == "- Latest ask, verbatim: Say \"it's done\" when finished."
+
+
+def test_the_previous_latest_ask_is_an_earlier_ask_in_the_next_round():
+    ask = _slash_prompt()
+    first = summarize(_slash_session(ask)[1:-3], budget=3000, item_ratio=None)
+    assert "- Latest ask, verbatim: # /ship" in first
+    again = summarize([{"role": "user", "content": "Now write the release notes."}], first, budget=3000)
+    pending = section(again, SECTIONS[9][0])
+    assert "Latest ask, verbatim" not in pending and "- " + one_line(ask, 400) in pending.splitlines()
+    same = summarize([{"role": "user", "content": ask}], first, budget=3000)
+    assert " ".join(same.split()).count(" ".join(ask.split())) == 1  # asked again: said once
+    quiet = summarize([turn(call("z", "Bash", {"command": "git tag v2.4.0"})), result("z", "Exit code 0")], first,
+                      budget=3000)
+    assert "- Latest ask, verbatim: " + " ".join(ask.split()) in quiet  # no new ask: still the latest, whole
