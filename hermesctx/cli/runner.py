@@ -50,6 +50,21 @@ def get_context(config_path: str | None = None, *, reports: bool = True, json_re
     return found
 
 
+class NotFast(Exception):
+    """A command body's usage error met on the fast path, before it did anything: the command
+    line goes through click instead, whose message and exit status it gets."""
+
+
+def usage_error(message: str):
+    """Raise click's usage error for ``message`` (on the fast path: :class:`NotFast`)."""
+    import sys
+
+    click = sys.modules.get("click")
+    if click is None or click.get_current_context(silent=True) is None:
+        raise NotFast(message)
+    raise click.UsageError(message)
+
+
 def options_from(cls, params: dict[str, Any]):
     """``cls`` from the command's parameters (taken out of ``params``); an old spelling counts
     when the new one was not given."""
