@@ -69,10 +69,13 @@ def __getattr__(name: str):
 
 def main() -> None:
     """Console entry point (after :func:`hermesctx.launch.main`)."""
+    from hermesctx.cli import fast
     from hermesctx.context import Env
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.exit(run(sys.argv[1:], Env.from_process()))
+    args, env = sys.argv[1:], Env.from_process()
+    status = fast.run(args, env)  # None: a command line for click
+    sys.exit(run(args, env) if status is None else status)
 
 
 def run(args: list[str], env) -> int:
@@ -104,7 +107,7 @@ def _click(name: str) -> type[BaseException]:
 def guarded(args: list[str], env, call) -> int:
     """Run ``call()`` (a command line against ``env``) inside the error boundary; return the exit
     status (never raises). Both paths use it: click's (:func:`run`) and the fast one."""
-    from hermesctx.cli.runner import command_line
+    from hermesctx.cli.runner import NotFast, command_line
 
     try:
         try:
@@ -151,6 +154,8 @@ def guarded(args: list[str], env, call) -> int:
         if not _flush(env, quiet=True):
             _silence_stdout()
         return ExitStatus.IO_ERROR
+    except NotFast:  # the fast path's caller gives the command line to click
+        raise
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
             _print_traceback(env)
