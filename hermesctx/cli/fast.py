@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 # what the parser cannot decide: it gives the command line to click
 _NOT_SURE = object()
 
 
-def _path(value: str, how: tuple) -> Any:
+def _path(value: str, how: tuple) -> object:
     _, file_okay, dir_okay, exists, readable, writable, executable, allow_dash = how
     if allow_dash and file_okay and value == "-":
         return value
@@ -37,7 +36,7 @@ def _path(value: str, how: tuple) -> Any:
     return value
 
 
-def _number(value: str, how: tuple) -> Any:
+def _number(value: str, how: tuple) -> object:
     kind, low, high = how[:3]
     low_open, high_open = how[3:5] if kind == "float" else (False, False)
     try:
@@ -53,7 +52,7 @@ def _number(value: str, how: tuple) -> Any:
     return number
 
 
-def convert(value: str, how: tuple) -> Any:
+def convert(value: str, how: tuple) -> object:
     """``value`` as click's type ``how`` converts it, or ``_NOT_SURE``."""
     kind = how[0]
     if kind == "text":
@@ -83,7 +82,7 @@ def parse(args: list[str], environ) -> tuple[str, dict, bool] | None:
     if spec is None or any(name in environ for name in spec["envvars"]):
         return None
     options, (arg_name, arg_type) = spec["options"], spec["argument"]
-    given: dict[str, Any] = {}
+    given: dict = {}
     files: list[str] = []
     rest = args[i + 1:]
     j = 0
