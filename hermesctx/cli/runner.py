@@ -1,9 +1,9 @@
 """The command line's access to the environment: the :class:`~hermesctx.context.Env` and the
 :class:`~hermesctx.context.Context` of the running command line. They live here, not on click's
 context, so that a command runs the same with or without click (the fast path of
-:mod:`hermesctx.cli.fast` never imports it); :func:`hermesctx.cli.run` enters
+:mod:`hermesctx.cli.fast` never imports it); :func:`hermesctx.cli.guarded` enters
 :func:`command_line` around either. The document loop itself is :mod:`hermesctx.transcripts`.
-No click in this module."""
+click is imported here only for a click command run outside :func:`hermesctx.cli.run`."""
 
 from __future__ import annotations
 
@@ -26,11 +26,18 @@ def command_line(env) -> Iterator[Any]:
 
 
 def _current() -> tuple[Any, dict]:
-    if not _ACTIVE:  # a click command invoked without hermesctx.cli.run (click's own test runner)
-        from hermesctx.context import Env
+    if _ACTIVE:
+        return _ACTIVE[-1]
+    # a click command invoked without hermesctx.cli.run (click's own test runner): one Env per
+    # click invocation, on its root context, as click's streams are per invocation
+    import click
 
-        _ACTIVE.append((Env.from_process(), {}))
-    return _ACTIVE[-1]
+    from hermesctx.context import Env
+
+    root = click.get_current_context().find_root()
+    if not isinstance(root.obj, Env):
+        root.obj = Env.from_process()
+    return root.obj, root.meta.setdefault("hermesctx.contexts", {})
 
 
 def get_env():
