@@ -25,13 +25,9 @@ class LazyGroup(click.Group):
         module_name = COMMANDS.get(name)
         if module_name is None:
             return None
-        module = importlib.import_module(f"hermesctx.cli.commands.{module_name}")
-        # a command whose body runs without click (``body``) declares its click command in
-        # ``declare()``, called once here; the others define ``command`` at import
-        command = getattr(module, "command", None)
-        if command is None:
-            command = module.command = module.declare()
-        return command
+        # a command module whose ``body`` runs without click makes ``command`` on first use
+        # (:func:`hermesctx.cli.runner.click_command`)
+        return importlib.import_module(f"hermesctx.cli.commands.{module_name}").command
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hermesctx.context import Context, Env  # every command line has them (no click there)
+
 # (env, contexts by config path) of the command lines running in this process, innermost last
 _ACTIVE: list[tuple[Any, dict]] = []
 
@@ -32,22 +34,18 @@ def _current() -> tuple[Any, dict]:
     # click invocation, on its root context, as click's streams are per invocation
     import click
 
-    from hermesctx.context import Env
-
     root = click.get_current_context().find_root()
     if not isinstance(root.obj, Env):
         root.obj = Env.from_process()
     return root.obj, root.meta.setdefault("hermesctx.contexts", {})
 
 
-def get_env():
+def get_env() -> Env:
     return _current()[0]
 
 
-def get_context(config_path: str | None = None, *, reports: bool = True, json_reports: bool = True):
+def get_context(config_path: str | None = None, *, reports: bool = True, json_reports: bool = True) -> Context:
     """The command's context: one per command line and config file (its settings read once)."""
-    from hermesctx.context import Context
-
     env, contexts = _current()
     found = contexts.get(config_path)
     if found is None:
@@ -55,6 +53,21 @@ def get_context(config_path: str | None = None, *, reports: bool = True, json_re
     found.reports = reports
     found.json_reports = json_reports
     return found
+
+
+def click_command(declare):
+    """A command module's ``__getattr__``: its click command, ``command``, made by ``declare()``
+    on first use (the fast path runs the module's ``body`` without it, and without click)."""
+    import sys
+
+    def __getattr__(name: str):
+        if name != "command":
+            raise AttributeError(f"module {declare.__module__!r} has no attribute {name!r}")
+        module = sys.modules[declare.__module__]
+        module.command = command = declare()
+        return command
+
+    return __getattr__
 
 
 class NotFast(Exception):

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from hermesctx import jsonio
-from hermesctx.cli.runner import input_documents, run_stage, usage_error
+from hermesctx.cli.runner import click_command, input_documents, run_stage, usage_error
 from hermesctx.stages import cache_mark as stage
 from hermesctx.transcripts import report_each
 
@@ -50,3 +50,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import get_context
+from hermesctx.cli.runner import click_command, get_context
 from hermesctx.stages import convert as stage
 
 
@@ -45,3 +45,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

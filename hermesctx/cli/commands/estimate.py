@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import get_context, input_documents, options_from
+from hermesctx.cli.runner import click_command, get_context, input_documents, options_from
 from hermesctx.stages import estimate as stage
 from hermesctx.transcripts import report_each
 
@@ -47,3 +47,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

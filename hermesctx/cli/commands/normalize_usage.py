@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import get_context, input_documents, options_from
+from hermesctx.cli.runner import click_command, get_context, input_documents, options_from
 from hermesctx.stages import normalize_usage as stage
 
 
@@ -48,3 +48,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

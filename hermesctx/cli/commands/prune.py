@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import run_stage
+from hermesctx.cli.runner import click_command, run_stage
 from hermesctx.stages import prune as stage
 
 
@@ -42,3 +42,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import input_documents, run_stage
+from hermesctx.cli.runner import click_command, input_documents, run_stage
 from hermesctx.stages import sanitize as stage
 from hermesctx.transcripts import report_problems
 
@@ -46,3 +46,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

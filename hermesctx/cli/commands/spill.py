@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import run_stage
+from hermesctx.cli.runner import click_command, run_stage
 from hermesctx.stages import spill as stage
 
 
@@ -41,3 +41,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

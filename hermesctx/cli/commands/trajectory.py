@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import get_context, options_from
+from hermesctx.cli.runner import click_command, get_context, options_from
 from hermesctx.stages import trajectory as stage
 from hermesctx.transcripts import open_input
 
@@ -49,3 +49,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)

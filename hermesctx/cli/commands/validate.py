@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermesctx.cli.runner import format_kwargs, get_env
+from hermesctx.cli.runner import click_command, format_kwargs, get_env
 from hermesctx.context import Env
 from hermesctx.transcripts import documents, report_problems
 
@@ -76,3 +76,6 @@ def declare():
         return body(**params)
 
     return command
+
+
+__getattr__ = click_command(declare)
