@@ -112,7 +112,7 @@ def parse(args: list[str], environ) -> tuple[str, dict, bool] | None:
             j += 1
         else:
             return None  # the value is missing: click's error
-        if not raw or raw.startswith("-"):
+        if not raw or (raw.startswith("-") and raw != "-"):
             return None  # an option's value that looks like an option (or none): click decides
         value = convert(raw, how[2])
         if value is _NOT_SURE:

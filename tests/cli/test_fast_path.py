@@ -92,6 +92,13 @@ def test_every_option_gives_the_params_click_gives(tmp_path):
     assert seen > 500
 
 
+@pytest.mark.parametrize("args", [["prune", "--report", "-", "a.json"], ["estimate", "--model", "-"],
+                                  ["validate", "--reference", "-", "-"], ["spill", "--dir", "-"]])
+def test_a_dash_as_an_option_value(args):
+    parsed = fast.parse(args, {})
+    assert parsed is not None and parsed[1] == _click_params(args[0], args[1:])
+
+
 def test_all_options_of_a_command_at_once(tmp_path):
     for name, spec in argspec.COMMANDS.items():
         args = ["one.json"]
