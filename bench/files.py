@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -27,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from run import hermesctx_argv  # noqa: E402
+from startup import write_results  # noqa: E402
 
 TARGET = 1.5
 WORDS = ("list", "the", "files", "in", "src", "then", "run", "tests", "fix", "failing", "import",
@@ -111,13 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"case": label, "files_ms": round(min(files_t) * 1000, 1),
                      "batch_ms": round(min(batch_t) * 1000, 1), "ratio": round(ratio, 2), "target": TARGET,
                      "exit": max(files_status, batch_status)})
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump({"files": len(paths), "bytes": size, "repeat": args.repeat, "cases": rows,
-                   "python": platform.python_version(), "cpus": os.cpu_count(),
-                   "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, handle, indent=2)
-        handle.write("\n")
-    print(f"wrote {args.out}")
+    write_results(args.out, {"files": len(paths), "bytes": size, "repeat": args.repeat, "cases": rows})
     return 1 if failed else 0
 
 

@@ -78,6 +78,16 @@ def importtime(argv: list[str], env: dict, top: int = 15) -> list[str]:
     return [f"{total / 1000:7.1f} ms total {own / 1000:6.1f} ms self  {name}" for total, own, name in rows[:top]]
 
 
+def write_results(out: str, data: dict) -> None:
+    """``data`` with where and when it was measured, as JSON to ``out`` (bench/results/)."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump({**data, "python": platform.python_version(), "cpus": os.cpu_count(),
+                   "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, handle, indent=2)
+        handle.write("\n")
+    print(f"wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -137,14 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:36} {median * 1000:7.1f} ms {ratio:6.2f}x  {mark}")
         results.append({"case": name, "argv": case_argv, "median_ms": round(median * 1000, 1),
                         "ratio": round(ratio, 2), "target": target, "exit": statuses[name]})
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump({"baseline_ms": round(base * 1000, 1), "repeat": args.repeat, "clock": args.clock,
-                   "load": round(os.getloadavg()[0], 2), "cases": results,
-                   "python": platform.python_version(), "cpus": os.cpu_count(),
-                   "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, handle, indent=2)
-        handle.write("\n")
-    print(f"wrote {args.out}")
+    write_results(args.out, {"baseline_ms": round(base * 1000, 1), "repeat": args.repeat, "clock": args.clock,
+                             "load": round(os.getloadavg()[0], 2), "cases": results})
     return 1 if failed else 0
 
 

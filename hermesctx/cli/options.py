@@ -149,3 +149,10 @@ target_options = _stack(
 # what every command that rewrites transcripts takes after its own options
 transcript_options = _stack(format_options, target_options, output_options, inplace_options,
                             report_options, keep_going_options)
+
+
+def rewriting_options(stage) -> Callable:
+    """The options of a command that rewrites transcripts with one stage: FILE..., the stage's
+    own options, the transcript bundle, the model and budget options, --config."""
+    return _stack(input_options, stage_options(stage.Options), transcript_options,
+                  stage_options(stage.Options, shared=True), config_options)

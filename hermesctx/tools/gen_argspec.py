@@ -169,10 +169,9 @@ def generate() -> str:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[0] if argv else DEFAULT_PATH
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(generate())
-    return 0
+    from hermesctx.tools import gen_help
+
+    return gen_help.main(argv, generate, DEFAULT_PATH)
 
 
 if __name__ == "__main__":

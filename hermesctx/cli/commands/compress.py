@@ -14,15 +14,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import config_options, input_options, stage_options, transcript_options
+    from hermesctx.cli.options import rewriting_options
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @stage_options(stage.Options)
-    @transcript_options
-    @stage_options(stage.Options, shared=True)
-    @config_options
+    @rewriting_options(stage)
     def command(**params):
         """Compact the middle of a transcript into a structured handoff summary.
 
