@@ -7,7 +7,8 @@ within 1.5x), for the exact method (the default) and ``--method rough``.
 
 Writes the transcripts into bench/data/files-<N>/ and their concatenation as one JSONL batch
 beside them, runs both command lines (stdout and stderr to /dev/null, as a user's shell
-would with a redirect), interleaved so load on the machine hits both alike, prints the ratios
+would with a redirect), interleaved so load on the machine hits both alike, timing each run's
+CPU (``--clock wall`` for wall time), prints the ratios
 and writes bench/results/files.json. The size arguments of ``make bench`` are accepted and
 ignored.
 """
@@ -18,15 +19,13 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from run import hermesctx_argv  # noqa: E402
-from startup import write_results  # noqa: E402
+from startup import once, write_results  # noqa: E402
 
 TARGET = 1.5
 WORDS = ("list", "the", "files", "in", "src", "then", "run", "tests", "fix", "failing", "import",
@@ -68,18 +67,13 @@ def write_data(folder: str, count: int, seed: int) -> tuple[list[str], str]:
     return paths, batch
 
 
-def once(argv: list[str], env: dict) -> tuple[float, int]:
-    with open(os.devnull, "wb") as null:
-        start = time.perf_counter()
-        status = subprocess.call(argv, stdout=null, stderr=null, env=env)
-        return time.perf_counter() - start, status
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="CPU time of each run (default; see bench/startup.py) or wall time")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "files.json"))
     args, _ = parser.parse_known_args(argv)  # make bench passes --size-mb and --only to every script
 
@@ -89,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("HERMESCTX_")}
     size = sum(os.path.getsize(p) for p in paths)
     print(f"estimate over {len(paths)} files ({size / 1e6:.1f} MB) vs the same as one JSONL batch, "
-          f"best of {args.repeat}")
+          f"best of {args.repeat}, {args.clock} time; load average {os.getloadavg()[0]:.2f}")
     rows, failed = [], False
     for label, method in (("exact (default)", []), ("--method rough", ["--method", "rough"])):
         files_argv = [*exe, "estimate", *method, *paths]
@@ -97,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         once(batch_argv, env)  # warm: bytecode, the encoding's cache
         files_t, batch_t = [], []
         for _ in range(args.repeat):
-            elapsed, files_status = once(files_argv, env)
+            elapsed, files_status = once(files_argv, env, args.clock)
             files_t.append(elapsed)
-            elapsed, batch_status = once(batch_argv, env)
+            elapsed, batch_status = once(batch_argv, env, args.clock)
             batch_t.append(elapsed)
         ratio = min(files_t) / min(batch_t)
         ok = ratio <= TARGET and files_status in (0, 1) and batch_status in (0, 1)
@@ -111,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"case": label, "files_ms": round(min(files_t) * 1000, 1),
                      "batch_ms": round(min(batch_t) * 1000, 1), "ratio": round(ratio, 2), "target": TARGET,
                      "exit": max(files_status, batch_status)})
-    write_results(args.out, {"files": len(paths), "bytes": size, "repeat": args.repeat, "cases": rows})
+    write_results(args.out, {"files": len(paths), "bytes": size, "repeat": args.repeat, "clock": args.clock,
+                             "load": round(os.getloadavg()[0], 2), "cases": rows})
     return 1 if failed else 0
 
 
