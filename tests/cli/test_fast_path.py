@@ -71,7 +71,10 @@ def _cases(tmp_path):
                 yield name, [flag]
                 yield name, [flag, "f.json", flag]
                 continue
-            for value in _values(how[2], tmp_path):
+            values = _values(how[2], tmp_path)
+            if len(values) > 1:  # given twice: the last wins (or both, for a multiple option)
+                yield name, [flag, values[0], "f.json", flag, values[1]]
+            for value in values:
                 yield name, [flag, value]
                 if flag.startswith("--"):
                     yield name, [f"{flag}={value}", "a.json", "-"]
