@@ -45,6 +45,7 @@ lint: venv
 # bench/run.py reads their results)
 bench: venv
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/files.py
 	$(BIN)/python bench/summary_scale.py $(SUMMARY_BENCH_ARGS)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
@@ -78,6 +79,7 @@ man: venv help-data
 
 help-data: venv
 	$(BIN)/python -m hermesctx.tools.gen_help hermesctx/data/help.txt
+	$(BIN)/python -m hermesctx.tools.gen_argspec hermesctx/cli/argspec.py
 
 # refresh hermesctx/data/pricing-library.json from the maintained price library (pinned; the
 # pin is PIN in hermesctx/tools/import_prices.py): needs the network once, never at run time

@@ -5,8 +5,9 @@ the same run (the issue's targets: ``--help`` <= 1.5x, every no-LLM command <= 2
     python bench/startup.py --repeat 30 --importtime estimate
 
 Runs the installed console script (``hermesctx`` beside this interpreter), its bytecode compiled
-first as an install compiles it, with stdout and stderr to /dev/null, interleaving the baseline with the commands so load on the machine hits
-both alike. ``--importtime CMD`` prints the 15 slowest imports of one command
+first as an install compiles it, with stdout and stderr to /dev/null, interleaving the baseline
+with the commands so load on the machine hits both alike, and times each run's CPU (``--clock
+wall`` for wall time). ``--importtime CMD`` prints the 15 slowest imports of one command
 (``python -X importtime``). Writes bench/results/startup.json; the size arguments of
 ``make bench`` (--size-mb, --only) are accepted and ignored.
 """
@@ -53,11 +54,15 @@ CASES = [
 ]
 
 
-def once(argv: list[str], env: dict | None = None) -> tuple[float, int]:
+def once(argv: list[str], env: dict | None = None, clock: str = "wall") -> tuple[float, int]:
+    """Seconds of one run (wall, or the child's CPU: user + system) and its exit status."""
     with open(os.devnull, "wb") as null:
         start = time.perf_counter()
-        status = subprocess.call(argv, stdout=null, stderr=null, env=env)
-        return time.perf_counter() - start, status
+        proc = subprocess.Popen(argv, stdout=null, stderr=null, env=env)
+        _, wait_status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        status = os.waitstatus_to_exitcode(wait_status)
+        return (usage.ru_utime + usage.ru_stime if clock == "cpu" else elapsed), status
 
 
 def importtime(argv: list[str], env: dict, top: int = 15) -> list[str]:
@@ -73,11 +78,24 @@ def importtime(argv: list[str], env: dict, top: int = 15) -> list[str]:
     return [f"{total / 1000:7.1f} ms total {own / 1000:6.1f} ms self  {name}" for total, own, name in rows[:top]]
 
 
+def write_results(out: str, data: dict) -> None:
+    """``data`` with where and when it was measured, as JSON to ``out`` (bench/results/)."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump({**data, "python": platform.python_version(), "cpus": os.cpu_count(),
+                   "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, handle, indent=2)
+        handle.write("\n")
+    print(f"wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--importtime", metavar="CMD", default=None,
                         help="print the slowest imports of this case (its name, e.g. prune) and exit")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="CPU time of each run (default: on a shared machine, waiting for a core "
+                             "inflates wall time, of the baseline and the commands unevenly) or wall time")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "startup.json"))
     args, _ = parser.parse_known_args(argv)  # make bench passes --size-mb and --only to every script
 
@@ -112,11 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     statuses: dict[str, int] = {}
     for _ in range(args.repeat):
         for name, case_argv, _target in CASES:
-            base_times.append(once([sys.executable, "-c", "pass"], env)[0])
-            elapsed, status = once([*exe, *fill(case_argv)], env)
+            base_times.append(once([sys.executable, "-c", "pass"], env, args.clock)[0])
+            elapsed, status = once([*exe, *fill(case_argv)], env, args.clock)
             times[name].append(elapsed)
             statuses[name] = status
     base = statistics.median(base_times)
+    print(f"median of {args.repeat} runs, {args.clock} time; load average {os.getloadavg()[0]:.2f}")
     print(f"{'python -c pass (baseline)':36} {base * 1000:7.1f} ms")
     results, failed = [], False
     for name, case_argv, target in CASES:
@@ -128,13 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:36} {median * 1000:7.1f} ms {ratio:6.2f}x  {mark}")
         results.append({"case": name, "argv": case_argv, "median_ms": round(median * 1000, 1),
                         "ratio": round(ratio, 2), "target": target, "exit": statuses[name]})
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump({"baseline_ms": round(base * 1000, 1), "repeat": args.repeat, "cases": results,
-                   "python": platform.python_version(), "cpus": os.cpu_count(),
-                   "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, handle, indent=2)
-        handle.write("\n")
-    print(f"wrote {args.out}")
+    write_results(args.out, {"baseline_ms": round(base * 1000, 1), "repeat": args.repeat, "clock": args.clock,
+                             "load": round(os.getloadavg()[0], 2), "cases": results})
     return 1 if failed else 0
 
 

@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from hermesctx.config import Settings, load_settings
+if TYPE_CHECKING:  # read on first use (Context.settings): a command that reads none skips its imports
+    from hermesctx.config import Settings
 
 
 @dataclass
@@ -80,6 +81,8 @@ class Context:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from hermesctx.config import load_settings
+
             self._settings = load_settings(self.config_path, env=self.env.environ)
         return self._settings
 

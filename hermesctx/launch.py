@@ -1,7 +1,9 @@
 """The console entry point. ``hermesctx [CMD ...] --help`` and ``--version`` are answered here
 from text generated out of the click tree (``data/help.txt``, :mod:`hermesctx.tools.gen_help`),
 without importing click, orjson, the commands or the stages; everything else goes on to
-:func:`hermesctx.cli.main`. Keep this module's imports to ``os`` and ``sys``."""
+:func:`hermesctx.cli.main`, which runs the command lines its fast parser is sure of without
+click (:mod:`hermesctx.cli.fast`) and the rest through click. Keep this module's imports to
+``os`` and ``sys``."""
 
 from __future__ import annotations
 

@@ -72,3 +72,42 @@ def test_closed_stdout_exits_quietly():
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=ROOT)
     assert out.stderr == ""
     assert out.stdout.strip() in ("0", "141")
+
+
+# what the fast path (hermesctx/cli/fast.py) loads: none may import click at module level, or
+# `hermesctx prune FILE` would pay for it (~3x a bare interpreter start) on every run
+FAST_PATH = [PACKAGE / "launch.py", *sorted((PACKAGE / "cli").glob("*.py"))]
+FAST_PATH = [p for p in FAST_PATH if p.name not in ("group.py", "options.py")]
+FAST_COMMANDS = [p for p in sorted((PACKAGE / "cli" / "commands").glob("*.py"))
+                 if "def body(" in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("path", FAST_PATH + FAST_COMMANDS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_fast_path_imports_click_only_lazily(path):
+    assert not top_level_imports(path) & {"click", "yaml", "tiktoken"}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.module}
+    assert not top & {"hermesctx.cli.group", "hermesctx.cli.options"}, path.name
+
+
+def test_every_command_in_the_fast_spec_has_a_click_free_body():
+    from hermesctx.cli import argspec
+
+    bodies = {p.stem for p in FAST_COMMANDS}
+    assert {spec["module"] for spec in argspec.COMMANDS.values()} <= bodies
+
+
+def test_prune_of_a_file_never_imports_click(tmp_path):
+    """In a fresh interpreter, as the console script runs it: `-X importtime` lists every module
+    the run imported."""
+    path = tmp_path / "t.json"
+    path.write_text('[{"role": "user", "content": "hi"}]')
+    code = ("import sys; sys.argv = ['hermesctx', 'prune', sys.argv[1]]\n"
+            "from hermesctx.launch import main\nmain()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMESCTX_")}
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", code, str(path)], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0 and out.stdout.startswith("[{"), out.stderr
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "hermesctx.stages.prune" in imported
+    assert not imported & {"click", "click.core", "yaml", "tiktoken", "hermesctx.cli.group", "hermesctx.cli.options"}

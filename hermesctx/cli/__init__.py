@@ -1,10 +1,14 @@
-"""The ``hermesctx`` command line: a click group whose subcommands load on first use.
+"""The ``hermesctx`` command line: a click group (:mod:`hermesctx.cli.group`) whose subcommands
+load on first use, and the one error boundary both ways of running a command line share.
 
-Each subcommand lives in ``hermesctx/cli/commands/<name>.py`` as a function named ``command``:
-its options (generated from the stage's ``Options`` where it has one) go to one core entry
-(:mod:`hermesctx.transcripts`, :mod:`hermesctx.pipeline` or a stage's driver), which reads,
-runs and writes. Errors are caught once
-here: one line on stderr (``hermesctx: error: …``) and the documented exit status; the
+Each subcommand lives in ``hermesctx/cli/commands/<name>.py``: its options (generated from the
+stage's ``Options`` where it has one) go to one core entry (:mod:`hermesctx.transcripts`,
+:mod:`hermesctx.pipeline` or a stage's driver), which reads, runs and writes. A command line
+the fast parser (:mod:`hermesctx.cli.fast`) is sure about runs the command's ``body`` with the
+params click would give it, without importing click; anything else goes through click
+(:func:`run`). This module imports no click until a command line needs it.
+
+Errors are caught once here (:func:`guarded`): one line on stderr (``hermesctx: error: …``) and the documented exit status; the
 traceback only with ``--traceback`` or ``HERMESCTX_TRACEBACK=1``.
 
 Signals: SIGINT (Ctrl-C) and SIGTERM unwind the command the same way (every ``finally``
@@ -14,16 +18,12 @@ error that reaches here (stdout on a full disk) is exit 5, one line.
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import sys
 
-import click
-
-from hermesctx import __version__
 from hermesctx.errors import HermesctxError
-from hermesctx.exit import EXIT_STATUS_HELP, ExitStatus
+from hermesctx.exit import ExitStatus
 
 # name -> module under hermesctx.cli.commands, in the order --help lists them
 COMMANDS = {
@@ -44,47 +44,6 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in COMMANDS if self._find(name) is not None]
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return self._find(name)
-
-    @staticmethod
-    def _find(name: str) -> click.Command | None:
-        module_name = COMMANDS.get(name)
-        if module_name is None:
-            return None
-        return importlib.import_module(f"hermesctx.cli.commands.{module_name}").command
-
-
-_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
-
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_STATUS_HELP)
-@click.version_option(__version__, "--version", prog_name="hermesctx")
-@click.option("--traceback", is_flag=True, envvar="HERMESCTX_TRACEBACK",
-              help="Show the full traceback of an error (debugging).")
-@click.option("--quiet", "-q", is_flag=True, help="No warnings or reports on stderr.")
-@click.pass_context
-def cli(ctx: click.Context, traceback: bool, quiet: bool) -> None:
-    """Keep LLM agent conversations inside their token budgets.
-
-    Every command reads a transcript (a JSON array of messages, a request body, or JSON Lines
-    of either) from FILE or stdin and writes JSON to stdout, so they chain with pipes:
-
-    \b
-        hermesctx sanitize session.json | hermesctx compress | hermesctx cache-mark
-    """
-    from hermesctx.cli.runner import get_env
-
-    env = get_env()
-    env.quiet = env.quiet or quiet
-
-
 def _wants_traceback(args: list[str]) -> bool:
     flag = os.environ.get("HERMESCTX_TRACEBACK", "").lower() in ("1", "true", "yes")
     return flag or "--traceback" in args
@@ -99,38 +58,78 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
+def __getattr__(name: str):
+    """``cli`` (the click group) and its settings, imported on first use."""
+    if name in ("cli", "LazyGroup", "CONTEXT_SETTINGS"):
+        from hermesctx.cli import group
+
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (after :func:`hermesctx.launch.main`)."""
+    from hermesctx.cli import fast
     from hermesctx.context import Env
 
     signal.signal(signal.SIGTERM, _on_sigterm)
-    sys.exit(run(sys.argv[1:], Env.from_process()))
+    args, env = sys.argv[1:], Env.from_process()
+    status = fast.run(args, env)  # None: a command line for click
+    sys.exit(run(args, env) if status is None else status)
 
 
 def run(args: list[str], env) -> int:
-    """Run one command line against ``env``; return the exit status (never raises)."""
+    """Run one command line against ``env`` through click; return the exit status (never raises)."""
+
+    def through_click():
+        from hermesctx.cli.group import cli
+
+        # make_context + invoke rather than cli.main: click's main turns EPIPE into exit 1
+        with cli.make_context("hermesctx", list(args), obj=env) as ctx:
+            return cli.invoke(ctx)
+
+    return guarded(args, env, through_click)
+
+
+class _NeverRaised(Exception):
+    pass
+
+
+def _click(name: str) -> type[BaseException]:
+    """click's exception ``name`` when click is loaded; else a class nothing raises (a command
+    line run without click cannot raise click's exceptions, and need not import it to say so)."""
+    click = sys.modules.get("click")
+    if click is None:
+        return _NeverRaised
+    return getattr(click.exceptions, name, _NeverRaised)  # NoArgsIsHelpError: click >= 8.2
+
+
+def guarded(args: list[str], env, call) -> int:
+    """Run ``call()`` (a command line against ``env``) inside the error boundary; return the exit
+    status (never raises). Both paths use it: click's (:func:`run`) and the fast one."""
+    from hermesctx.cli.runner import NotFast, command_line
+
     try:
         try:
-            # make_context + invoke rather than cli.main: click's main turns EPIPE into exit 1
-            with cli.make_context("hermesctx", list(args), obj=env) as ctx:
-                result = cli.invoke(ctx)
+            with command_line(env):
+                result = call()
         except BaseException:
             _flush(env, quiet=True)
             raise
         _flush(env)  # the last buffered output: a full disk here is the command's failure
         return int(result) if isinstance(result, int) else ExitStatus.OK
-    except click.exceptions.Exit as exc:
+    except _click("Exit") as exc:
         return exc.exit_code
-    except _NO_ARGS as exc:  # `hermesctx` alone: the help, as it is
+    except _click("NoArgsIsHelpError") as exc:  # `hermesctx` alone: the help, as it is
         print(exc.format_message(), file=env.stderr)
         return ExitStatus.USAGE
-    except click.ClickException as exc:
+    except _click("ClickException") as exc:
         message = exc.format_message()
         ctx = getattr(exc, "ctx", None)
         hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
         print(f"hermesctx: error: {one_line(message)}{hint}", file=env.stderr)
         return ExitStatus.USAGE if exc.exit_code == 2 else exc.exit_code
-    except click.exceptions.Abort:
+    except _click("Abort"):
         print("hermesctx: interrupted", file=env.stderr)
         return ExitStatus.INTERRUPTED
     except Terminated:
@@ -155,6 +154,8 @@ def run(args: list[str], env) -> int:
         if not _flush(env, quiet=True):
             _silence_stdout()
         return ExitStatus.IO_ERROR
+    except NotFast:  # the fast path's caller gives the command line to click
+        raise
     except Exception as exc:  # a bug: still one line, unless asked for the trace
         if _wants_traceback(args):
             _print_traceback(env)

@@ -10,6 +10,9 @@ from typing import Any
 
 import click
 
+# click-free, in hermesctx.cli.runner (the fast path runs commands without click); here for the commands
+from hermesctx.cli.runner import format_kwargs, options_from  # noqa: F401
+
 
 def _stack(*decorators: Callable) -> Callable:
     def apply(fn: Callable) -> Callable:
@@ -98,25 +101,6 @@ def stage_options(cls, *, shared: bool = False) -> Callable:
     return _stack(*(d for f, spec in chosen for d in _click_option(f, spec)))
 
 
-def options_from(cls, params: dict[str, Any]):
-    """``cls`` from the click parameters (taken out of ``params``); an old spelling counts
-    when the new one was not given."""
-    from hermesctx.options import specs
-
-    values = {}
-    for f, spec in specs(cls):
-        value = params.pop(f.name, None)
-        for alias in spec.aliases:
-            old = params.pop(f"{f.name}__{alias.lstrip('-').replace('-', '_')}", None)
-            if spec.multiple and old:
-                value = (*(value or ()), *old)
-            elif old not in (None, ()) and value in (None, False, f.default):
-                value = old
-        if value is not None:
-            values[f.name] = value
-    return cls(**values)
-
-
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
 
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
@@ -166,10 +150,9 @@ target_options = _stack(
 transcript_options = _stack(format_options, target_options, output_options, inplace_options,
                             report_options, keep_going_options)
 
-_FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
 
-
-def format_kwargs(params: dict[str, Any]) -> dict[str, Any]:
-    """Take the :data:`format_options` / :data:`target_options` values out of ``params``
-    (for :func:`hermesctx.cli.runner.transform_stream` and ``documents``)."""
-    return {key: params.pop(key) for key in _FORMAT_PARAMS if key in params}
+def rewriting_options(stage) -> Callable:
+    """The options of a command that rewrites transcripts with one stage: FILE..., the stage's
+    own options, the transcript bundle, the model and budget options, --config."""
+    return _stack(input_options, stage_options(stage.Options), transcript_options,
+                  stage_options(stage.Options, shared=True), config_options)

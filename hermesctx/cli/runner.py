@@ -1,34 +1,116 @@
 """The command line's access to the environment: the :class:`~hermesctx.context.Env` and the
-:class:`~hermesctx.context.Context` of the running command, kept on the click root context.
-The document loop itself is :mod:`hermesctx.transcripts`."""
+:class:`~hermesctx.context.Context` of the running command line. They live here, not on click's
+context, so that a command runs the same with or without click (the fast path of
+:mod:`hermesctx.cli.fast` never imports it); :func:`hermesctx.cli.guarded` enters
+:func:`command_line` around either. The document loop itself is :mod:`hermesctx.transcripts`.
+click is imported here only for a click command run outside :func:`hermesctx.cli.run`."""
 
 from __future__ import annotations
 
-import click
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from hermesctx.context import Context, Env
+from hermesctx.context import Context, Env  # every command line has them (no click there)
+
+# (env, contexts by config path) of the command lines running in this process, innermost last
+_ACTIVE: list[tuple[Any, dict]] = []
+
+
+@contextmanager
+def command_line(env) -> Iterator[Any]:
+    """Make ``env`` the environment of the command line run inside."""
+    _ACTIVE.append((env, {}))
+    try:
+        yield env
+    finally:
+        _ACTIVE.pop()
+
+
+def _current() -> tuple[Any, dict]:
+    if _ACTIVE:
+        return _ACTIVE[-1]
+    # a click command invoked without hermesctx.cli.run (click's own test runner): one Env per
+    # click invocation, on its root context, as click's streams are per invocation
+    import click
+
+    root = click.get_current_context().find_root()
+    if not isinstance(root.obj, Env):
+        root.obj = Env.from_process()
+    return root.obj, root.meta.setdefault("hermesctx.contexts", {})
 
 
 def get_env() -> Env:
-    ctx = click.get_current_context()
-    root = ctx.find_root()
-    if not isinstance(root.obj, Env):
-        root.obj = Env.from_process()
-    return root.obj
+    return _current()[0]
 
 
-def get_context(config_path: str | None = None, *, reports: bool = True,
-                json_reports: bool = True) -> Context:
-    """The command's context: one per process and config file (its settings read once)."""
-    env = get_env()
-    key = ("hermesctx.context", config_path)
-    root = click.get_current_context().find_root()
-    found = root.meta.get(key)
+def get_context(config_path: str | None = None, *, reports: bool = True, json_reports: bool = True) -> Context:
+    """The command's context: one per command line and config file (its settings read once)."""
+    env, contexts = _current()
+    found = contexts.get(config_path)
     if found is None:
-        found = root.meta[key] = Context(env, config_path)
+        found = contexts[config_path] = Context(env, config_path)
     found.reports = reports
     found.json_reports = json_reports
     return found
+
+
+def click_command(declare):
+    """A command module's ``__getattr__``: its click command, ``command``, made by ``declare()``
+    on first use (the fast path runs the module's ``body`` without it, and without click)."""
+    import sys
+
+    def __getattr__(name: str):
+        if name != "command":
+            raise AttributeError(f"module {declare.__module__!r} has no attribute {name!r}")
+        module = sys.modules[declare.__module__]
+        module.command = command = declare()
+        return command
+
+    return __getattr__
+
+
+class NotFast(Exception):
+    """A command body's usage error met on the fast path, before it did anything: the command
+    line goes through click instead, whose message and exit status it gets."""
+
+
+def usage_error(message: str):
+    """Raise click's usage error for ``message`` (on the fast path: :class:`NotFast`)."""
+    import sys
+
+    click = sys.modules.get("click")
+    if click is None or click.get_current_context(silent=True) is None:
+        raise NotFast(message)
+    raise click.UsageError(message)
+
+
+def options_from(cls, params: dict[str, Any]):
+    """``cls`` from the command's parameters (taken out of ``params``); an old spelling counts
+    when the new one was not given."""
+    from hermesctx.options import specs
+
+    values = {}
+    for f, spec in specs(cls):
+        value = params.pop(f.name, None)
+        for alias in spec.aliases:
+            old = params.pop(f"{f.name}__{alias.lstrip('-').replace('-', '_')}", None)
+            if spec.multiple and old:
+                value = (*(value or ()), *old)
+            elif old not in (None, ()) and value in (None, False, f.default):
+                value = old
+        if value is not None:
+            values[f.name] = value
+    return cls(**values)
+
+
+_FORMAT_PARAMS = ("source", "include_sidechains", "all_segments", "target")
+
+
+def format_kwargs(params: dict[str, Any]) -> dict[str, Any]:
+    """Take the input/output format options' values out of ``params`` (for
+    :func:`hermesctx.transcripts.transform_stream` and ``documents``)."""
+    return {key: params.pop(key) for key in _FORMAT_PARAMS if key in params}
 
 
 _IO = ("input", "jsonl", "pretty", "in_place", "backup", "report")
@@ -37,7 +119,6 @@ _IO = ("input", "jsonl", "pretty", "in_place", "backup", "report")
 def run_stage(stage, params: dict) -> int:
     """A transcript command: its flags become ``stage.Options``, ``stage.build`` makes the
     function of one document, and :func:`hermesctx.transcripts.transform_stream` runs it."""
-    from hermesctx.cli.options import format_kwargs, options_from
     from hermesctx.exit import ExitStatus
     from hermesctx.transcripts import KeepGoing, transform_stream
 
@@ -58,7 +139,6 @@ def run_stage(stage, params: dict) -> int:
 def input_documents(params: dict, *, keep_raw: bool = False):
     """``(env, documents)`` for a command that reads transcripts without rewriting them (its
     input and format options taken out of ``params``)."""
-    from hermesctx.cli.options import format_kwargs
     from hermesctx.transcripts import documents
 
     env = get_env()

@@ -11,7 +11,6 @@ supply the readers (:class:`LogReader`) and the writers' ``stream`` functions.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
@@ -94,6 +93,8 @@ class Twice:
 
     def first(self) -> Iterator[bytes]:
         if self.start is None:
+            import tempfile  # only for a log read from a pipe: its imports cost every start ~3 ms
+
             self.spool = tempfile.TemporaryFile(prefix="hermesctx-log-")
             write = self.spool.write
             for raw in self.head:

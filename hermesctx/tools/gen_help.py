@@ -44,10 +44,12 @@ def generate() -> str:
     return "".join(out)
 
 
-def main(argv: list[str]) -> int:
-    path = argv[0] if argv else DEFAULT_PATH
+def main(argv: list[str], make=None, default_path: str = DEFAULT_PATH) -> int:
+    """Write the text of ``make`` (this module's :func:`generate`) to ``argv[0]`` or ``default_path``."""
+    path = argv[0] if argv else default_path
+    text = (make or generate)()
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(generate())
+        handle.write(text)
     return 0
 
 

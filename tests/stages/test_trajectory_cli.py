@@ -180,10 +180,12 @@ def test_progress_only_on_a_terminal(server):
 
 
 def test_help_has_examples_and_exit_status():
+    import inspect
+
     from hermesctx.cli.commands.trajectory import command
     from hermesctx.exit import EXIT_STATUS_HELP
 
-    assert "\b\n    Examples:\n        hermesctx trajectory" in command.help
+    assert "\b\nExamples:\n    hermesctx trajectory" in inspect.cleandoc(command.help)  # as click shows it
     assert command.epilog == EXIT_STATUS_HELP
 
 

@@ -1,41 +1,55 @@
 from __future__ import annotations
 
-import click
-
 from hermesctx import jsonio
-from hermesctx.cli.options import config_options, input_options, stage_options, transcript_options
-from hermesctx.cli.runner import input_documents, run_stage
-from hermesctx.exit import EXIT_STATUS_HELP
+from hermesctx.cli.runner import click_command, input_documents, run_stage, usage_error
 from hermesctx.stages import cache_mark as stage
 from hermesctx.transcripts import report_each
 
 
-@click.command(epilog=EXIT_STATUS_HELP)
-@input_options
-@stage_options(stage.Options)
-@click.option("--check", is_flag=True,
-              help="Change nothing: report the breakpoints (JSON on stdout); exit 1 if more than 4.")
-@click.option("--against", "against", type=click.Path(dir_okay=False), default=None,
-              help="With --check: the previous request; report which breakpoint prefixes it shares "
-                   "(the cache hits); exit 1 if none.")
-@transcript_options
-@config_options
-def command(check, against, **params):
-    """Place Anthropic prompt-cache breakpoints (system prompt + last 3 messages).
-
-    Markers already in the input are removed first, so a request never carries more than the
-    4 breakpoints Anthropic accepts, and running cache-mark twice equals running it once.
-    Works on OpenAI-shaped messages (OpenRouter) and on Anthropic request bodies.
-
-    \b
-    Examples:
-        hermesctx cache-mark examples/anthropic-session.json > marked.json
-        hermesctx cache-mark --ttl 1h --native-anthropic < examples/coding-session.json
-        hermesctx cache-mark --check --against marked.json marked.json
-    """
+def body(check, against, **params):
+    """What `hermesctx cache-mark` runs: click's path (:func:`declare`) and the fast one
+    (:mod:`hermesctx.cli.fast`) call it with the same params."""
     if against and not check:
-        raise click.UsageError("--against needs --check")
+        usage_error("--against needs --check")
     if check:
         previous = jsonio.read_json_file(against) if against else None
         return report_each(*input_documents(params), stage.checker(previous, against=bool(against), pretty=params["pretty"]))
     return run_stage(stage, params)
+
+
+def declare():
+    """The click command (built when a command line goes through click)."""
+    import click
+
+    from hermesctx.cli.options import config_options, input_options, stage_options, transcript_options
+    from hermesctx.exit import EXIT_STATUS_HELP
+
+    @click.command(epilog=EXIT_STATUS_HELP)
+    @input_options
+    @stage_options(stage.Options)
+    @click.option("--check", is_flag=True,
+                  help="Change nothing: report the breakpoints (JSON on stdout); exit 1 if more than 4.")
+    @click.option("--against", "against", type=click.Path(dir_okay=False), default=None,
+                  help="With --check: the previous request; report which breakpoint prefixes it shares "
+                       "(the cache hits); exit 1 if none.")
+    @transcript_options
+    @config_options
+    def command(**params):
+        """Place Anthropic prompt-cache breakpoints (system prompt + last 3 messages).
+
+        Markers already in the input are removed first, so a request never carries more than the
+        4 breakpoints Anthropic accepts, and running cache-mark twice equals running it once.
+        Works on OpenAI-shaped messages (OpenRouter) and on Anthropic request bodies.
+
+        \b
+        Examples:
+            hermesctx cache-mark examples/anthropic-session.json > marked.json
+            hermesctx cache-mark --ttl 1h --native-anthropic < examples/coding-session.json
+            hermesctx cache-mark --check --against marked.json marked.json
+        """
+        return body(**params)
+
+    return command
+
+
+__getattr__ = click_command(declare)

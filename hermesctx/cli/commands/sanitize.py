@@ -1,37 +1,51 @@
 from __future__ import annotations
 
-import click
-
-from hermesctx.cli.options import input_options, stage_options, transcript_options
-from hermesctx.cli.runner import input_documents, run_stage
-from hermesctx.exit import EXIT_STATUS_HELP
+from hermesctx.cli.runner import click_command, input_documents, run_stage
 from hermesctx.stages import sanitize as stage
 from hermesctx.transcripts import report_problems
 
 
-@click.command(epilog=EXIT_STATUS_HELP)
-@input_options
-@stage_options(stage.Options)
-@click.option("--check", is_flag=True,
-              help="Change nothing: list every tool-pairing problem `hermesctx validate` finds "
-                   "(OA-TOOL-*, AN-TOOL-*) on stderr, exit 1 if there is any.")
-@transcript_options
-def command(check, **params):
-    """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
-
-    By default (Hermes's compressor repair) a result whose call is missing is removed, and a
-    call whose result is missing is removed from its assistant message, which says
-    "(tool call removed)" if nothing else is left. With --stub the call stays and a result
-    "[Result unavailable — see context summary above]" is inserted right after it.
-    Anthropic tool_use / tool_result blocks are repaired the same way in a
-    transcript without OpenAI tool messages.
-
-    \b
-    Examples:
-        hermesctx sanitize examples/coding-session.json > fixed.json
-        hermesctx sanitize --stub < examples/anthropic-session.json > fixed.json
-        hermesctx sanitize --check --jsonl < examples/batch.jsonl   # CI: exit 1 on any orphan
-    """
+def body(check, **params):
+    """What `hermesctx sanitize` runs: click's path (:func:`declare`) and the fast one
+    (:mod:`hermesctx.cli.fast`) call it with the same params."""
     if check:
         return report_problems(*input_documents(params), stage.check)
     return run_stage(stage, params)
+
+
+def declare():
+    """The click command (built when a command line goes through click)."""
+    import click
+
+    from hermesctx.cli.options import input_options, stage_options, transcript_options
+    from hermesctx.exit import EXIT_STATUS_HELP
+
+    @click.command(epilog=EXIT_STATUS_HELP)
+    @input_options
+    @stage_options(stage.Options)
+    @click.option("--check", is_flag=True,
+                  help="Change nothing: list every tool-pairing problem `hermesctx validate` finds "
+                       "(OA-TOOL-*, AN-TOOL-*) on stderr, exit 1 if there is any.")
+    @transcript_options
+    def command(**params):
+        """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
+
+        By default (Hermes's compressor repair) a result whose call is missing is removed, and a
+        call whose result is missing is removed from its assistant message, which says
+        "(tool call removed)" if nothing else is left. With --stub the call stays and a result
+        "[Result unavailable — see context summary above]" is inserted right after it.
+        Anthropic tool_use / tool_result blocks are repaired the same way in a
+        transcript without OpenAI tool messages.
+
+        \b
+        Examples:
+            hermesctx sanitize examples/coding-session.json > fixed.json
+            hermesctx sanitize --stub < examples/anthropic-session.json > fixed.json
+            hermesctx sanitize --check --jsonl < examples/batch.jsonl   # CI: exit 1 on any orphan
+        """
+        return body(**params)
+
+    return command
+
+
+__getattr__ = click_command(declare)

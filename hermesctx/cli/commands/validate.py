@@ -2,46 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
-
-from hermesctx.cli.options import format_kwargs, format_options, input_options
-from hermesctx.cli.runner import get_env
+from hermesctx.cli.runner import click_command, format_kwargs, get_env
 from hermesctx.context import Env
-from hermesctx.exit import EXIT_STATUS_HELP
 from hermesctx.transcripts import documents, report_problems
 
 
-@click.command(epilog=EXIT_STATUS_HELP)
-@input_options
-@click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
-              help="The API the body is for (default: the document's own format; logs, "
-                   "Responses items and ShareGPT are read to OpenAI).")
-@click.option("--strict", is_flag=True,
-              help="Count the `risk` rules too (rejected by some models or gateways only).")
-@click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True,
-              help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
-@click.option("--reference", type=click.Path(dir_okay=False), default=None,
-              help="The input the body was made from: enables the thinking-signature rules "
-                   "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
-                   "or a session log.")
-@format_options
-def command(input, jsonl, target, strict, out_format, reference, **params):
-    """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
-
-    Each problem is one line on stderr: where it is, the rule id, and the error text the API
-    would return, e.g. `line 3: messages[7].content[1]: AN-TOOL-ORPHAN: ...`. `risk` rules
-    (a 400 on some models or gateways only) are shown but make exit 1 only with --strict;
-    `info` ones (a parameter the caller adds, such as model) never do.
-
-    \b
-    Examples:
-        hermesctx validate examples/anthropic-session.json
-        hermesctx sanitize tests/fixtures/sanitize/orphans.json | hermesctx validate
-        hermesctx validate --jsonl --format json --strict < examples/batch.jsonl
-        hermesctx validate --target anthropic examples/coding-session.json
-        hermesctx convert --to anthropic in.json | hermesctx validate --reference in.json
-    """
+def body(input, jsonl, target, strict, out_format, reference, **params):
+    """What `hermesctx validate` runs: click's path (:func:`declare`) and the fast one
+    (:mod:`hermesctx.cli.fast`) call it with the same params."""
     from hermesctx.wire import rules
 
     env = get_env()
@@ -65,3 +33,49 @@ def _references(env: Env, path: str) -> list:
 
     with open_input(env, path) as stream:
         return [doc.data for doc in jsonio.read_documents(stream, jsonl=None)]
+
+
+def declare():
+    """The click command (built when a command line goes through click)."""
+    import click
+
+    from hermesctx.cli.options import format_options, input_options
+    from hermesctx.exit import EXIT_STATUS_HELP
+
+    @click.command(epilog=EXIT_STATUS_HELP)
+    @input_options
+    @click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
+                  help="The API the body is for (default: the document's own format; logs, "
+                       "Responses items and ShareGPT are read to OpenAI).")
+    @click.option("--strict", is_flag=True,
+                  help="Count the `risk` rules too (rejected by some models or gateways only).")
+    @click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
+                  show_default=True,
+                  help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
+    @click.option("--reference", type=click.Path(dir_okay=False), default=None,
+                  help="The input the body was made from: enables the thinking-signature rules "
+                       "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
+                       "or a session log.")
+    @format_options
+    def command(**params):
+        """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
+
+        Each problem is one line on stderr: where it is, the rule id, and the error text the API
+        would return, e.g. `line 3: messages[7].content[1]: AN-TOOL-ORPHAN: ...`. `risk` rules
+        (a 400 on some models or gateways only) are shown but make exit 1 only with --strict;
+        `info` ones (a parameter the caller adds, such as model) never do.
+
+        \b
+        Examples:
+            hermesctx validate examples/anthropic-session.json
+            hermesctx sanitize tests/fixtures/sanitize/orphans.json | hermesctx validate
+            hermesctx validate --jsonl --format json --strict < examples/batch.jsonl
+            hermesctx validate --target anthropic examples/coding-session.json
+            hermesctx convert --to anthropic in.json | hermesctx validate --reference in.json
+        """
+        return body(**params)
+
+    return command
+
+
+__getattr__ = click_command(declare)
