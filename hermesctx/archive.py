@@ -81,9 +81,17 @@ class Archiver:
     def __init__(self, directory: str):
         self.directory = os.path.abspath(directory)
 
-    def __call__(self, messages: list, compressed_length: int, **_compaction) -> dict:
+    def _file(self, messages: list) -> tuple[str, bytes]:
         data = b"".join(jsonio.dumps(m) for m in messages)
-        path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
+        return os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl"), data
+
+    def note(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """The note naming the file the transcript will be archived in (nothing written yet)."""
+        return {"path": self._file(messages)[0], "messages": len(messages), "compressed_messages": compressed_length}
+
+    def __call__(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """Write the archive of ``messages``; its note."""
+        path, data = self._file(messages)
         try:
             os.makedirs(self.directory, exist_ok=True)
             if not _have(path, len(data)):
@@ -174,18 +182,36 @@ class StoreArchiver:
     def for_doc(self, doc: Any) -> StoreArchiver:
         return StoreArchiver(self.path, self.session, doc)
 
-    def __call__(self, messages: list, compressed_length: int, *, summary: str = "",
-                 start: int | None = None, end: int | None = None) -> dict:
-        from hermesctx.store import Store, session_of
+    def _place(self, store, messages: list) -> tuple[str, str | None]:
+        """``(session, parent span)`` of a compaction of ``messages``."""
+        from hermesctx.store import session_of
+
+        parent = _linked(store, messages)
+        session = self.session or (parent["session"] if parent else None) \
+            or session_of(self.doc if self.doc is not None else messages, messages)
+        return session, parent["span"] if parent else None
+
+    def _note(self, span: str, messages: list, compressed_length: int) -> dict:
+        return {"path": self.path, "span": span, "messages": len(messages), "compressed_messages": compressed_length}
+
+    def note(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """The note naming the span the compaction will be stored as (nothing written yet)."""
+        from hermesctx.store import Store, span_id
 
         with Store.open(self.path) as store:
-            parent = _linked(store, messages)
-            session = self.session or (parent["session"] if parent else None) \
-                or session_of(self.doc if self.doc is not None else messages, messages)
+            session, _ = self._place(store, messages)
+        return self._note(span_id(session, messages), messages, compressed_length)
+
+    def __call__(self, messages: list, compressed_length: int, *, summary: str = "",
+                 start: int | None = None, end: int | None = None) -> dict:
+        """Store the compaction as a span; its note."""
+        from hermesctx.store import Store
+
+        with Store.open(self.path) as store:
+            session, parent = self._place(store, messages)
             span = store.add(messages, session=session, summary=summary, compressed=compressed_length,
-                             start=start, end=end, parent=parent["span"] if parent else None)
-        return {"path": self.path, "span": span, "messages": len(messages),
-                "compressed_messages": compressed_length}
+                             start=start, end=end, parent=parent)
+        return self._note(span, messages, compressed_length)
 
 
 def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:

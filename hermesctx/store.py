@@ -189,6 +189,14 @@ def _without_note(content: Any) -> Any:
     return content
 
 
+def span_id(session: str, messages: list, blobs: list | None = None) -> str:
+    """The id of the span holding ``messages`` in ``session``: ``hx-`` and 12 hex digits of their hash."""
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass") + b"\0")
+    for blob in blobs if blobs is not None else (jsonio.dumps(m) for m in messages):
+        digest.update(blob)
+    return "hx-" + digest.hexdigest()[:12]
+
+
 # --- queries ---------------------------------------------------------------------------------
 
 def query_words(query: str) -> list:
@@ -216,17 +224,25 @@ def _scan_score(body: str, words: list) -> float:
     return total / (1.0 + math.log(1 + len(tokens)))
 
 
-def snippet(body: str, words: list) -> str:
-    """The text around the first matching term, redacted."""
-    from hermesctx.redact import redact
+def _phrase(toks: list) -> re.Pattern:
+    return re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, toks)) + r"(?![^\W_])", re.IGNORECASE)
 
-    text = redact(body)
-    found = (re.search(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, toks)) + r"(?![^\W_])", text, re.IGNORECASE)
-             for toks in words)
-    at = min((m.start() for m in found if m), default=0)
+
+def snippet(body: str, words: list) -> str:
+    """The text around the first matching term, redacted. Only a window of the text is redacted,
+    with a margin wider than any secret on each side, so a secret cut by the window is whole
+    where it is masked."""
+    from hermesctx.redact import _MARGIN, redact
+
+    phrases = [_phrase(toks) for toks in words]
+    at = min((m.start() for m in (p.search(body) for p in phrases) if m), default=0)
+    lo, hi = max(0, at - _SNIPPET // 2 - _MARGIN), min(len(body), at + _SNIPPET * 2 + _MARGIN)
+    text = redact(body[lo:hi])
+    found = [m.start() for m in (p.search(text) for p in phrases) if m]
+    at = min(found) if found else min(at - lo, len(text))  # (the term itself masked: about where it was)
     start, end = max(0, at - _SNIPPET // 2), min(len(text), at + _SNIPPET * 3 // 2)
     cut = " ".join(text[start:end].split())
-    return ("…" if start else "") + cut + ("…" if end < len(text) else "")
+    return ("…" if start + lo else "") + cut + ("…" if end < len(text) or hi < len(body) else "")
 
 
 # --- the store -------------------------------------------------------------------------------
@@ -370,10 +386,7 @@ class Store:
         summarized middle; ``compressed``: how many messages it gave back) and return its span id.
         A ``parent`` this store does not hold is not recorded."""
         blobs = [jsonio.dumps(m) for m in messages]
-        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass") + b"\0")
-        for blob in blobs:
-            digest.update(blob)
-        span = "hx-" + digest.hexdigest()[:12]
+        span = span_id(session, messages, blobs)
         created = created or now()
         tools = tool_names(messages)
         try:
