@@ -149,23 +149,36 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
 
 # --- the SQLite store (hermesctx.store): one span per compaction ------------------------------
 
+def _span_notes(messages: list) -> list:
+    """Every archive note line of the transcript that names a span (or a JSON Lines file), in order."""
+    from hermesctx.summary.text import text_view
+
+    notes = []
+    for msg in messages:
+        if isinstance(msg, dict):
+            for count, span, path, compressed in _LINE.findall(text_view(msg.get("content"))):
+                notes.append({"span": span or None, "path": path, "messages": int(count),
+                              "compressed_messages": int(compressed)})
+    return notes
+
+
 def _linked(store, messages: list) -> dict | None:
-    """The span of this store the transcript's newest archive note names (its id, or the JSON
-    Lines archive it was migrated from), or None. The note is only a link here: nothing is read
-    through it but the store's own record."""
-    note = _find_note(messages)
-    if note is None:
+    """The newest compaction of this store that the transcript's archive notes name (by span id,
+    or by the JSON Lines archive it was migrated from), or None. Newest by the store's own order,
+    not by place in the transcript: an older summary can sit in the tail after a newer one. The
+    notes are only links here: nothing is read through them but the store's own records."""
+    notes = _span_notes(messages)
+    spans = {n["span"]: n for n in notes if n["span"]}
+    sources = {}
+    for n in notes:
+        name = os.path.basename(n["path"])
+        if not n["span"] and _NAME.fullmatch(name):
+            sources[name] = n
+    newest = store.newest(list(spans), list(sources))
+    if newest is None:
         return None
-    span = note.get("span")
-    if span is None:
-        name = os.path.basename(note["path"]) if isinstance(note.get("path"), str) else ""
-        span = store.span_for_source(name) if _NAME.fullmatch(name) else None
-        if span is None:
-            return None
-    try:
-        return {**store.span(span), "note": note}
-    except InputError:
-        return None
+    record = store.span(newest)
+    return {**record, "note": spans.get(newest) or sources.get(record["source"])}
 
 
 class StoreArchiver:
@@ -225,15 +238,14 @@ def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:
     if note is None:
         return doc, {"expanded": False, "reason": "no archived compaction in this transcript"}
     with Store.open(path, create=False) as store:
-        if note.get("span") is not None:
-            record = store.span(note["span"])  # unknown: InputError naming the id
-        else:
-            record = _linked(store, messages)
-            if record is None:
-                raise InputError("the archive note names no span of this store (a JSON Lines archive not "
-                                 "migrated: `hermesctx recall --migrate DIR`); nothing read")
+        record = _linked(store, messages)
+        if record is None and note.get("span") is not None:
+            store.span(note["span"])  # an unknown span: InputError naming the id
+        if record is None:
+            raise InputError("the archive note names no span of this store (a JSON Lines archive not "
+                             "migrated: `hermesctx recall --migrate DIR`); nothing read")
         original = store.expand(record["span"])
-    compressed = record["compressed"] if record["compressed"] is not None else note["compressed_messages"]
+    compressed = record["compressed"] if record["compressed"] is not None else record["note"]["compressed_messages"]
     later = messages[compressed:]
     return with_messages(doc, original + later), {"expanded": True, "archive": store.path, "span": record["span"],
                                                   "restored": len(original), "kept_after": len(later)}

@@ -105,8 +105,14 @@ def _strings(value: Any, out: list) -> None:
             _strings(item, out)
     elif isinstance(value, dict):
         for key, item in value.items():
-            if key not in _SKIP_KEYS:
-                _strings(item, out)
+            if key in _SKIP_KEYS:
+                continue
+            if key == "arguments" and isinstance(item, str) and item[:1] in "{[":
+                try:  # tool call arguments are JSON text: its strings, unescaped (a \n is a line break)
+                    item = jsonio.loads(item)
+                except (ValueError, InputError):
+                    pass
+            _strings(item, out)
 
 
 def message_text(msg: Any) -> str:
@@ -439,6 +445,15 @@ class Store:
     def span_for_source(self, name: str) -> str | None:
         """The span migrated from the JSON Lines archive ``name`` (``<hash>.jsonl``), if any."""
         row = self._read("SELECT id FROM spans WHERE source = ? ORDER BY rowid LIMIT 1", (name,))
+        return row[0][0] if row else None
+
+    def newest(self, spans: list, sources: list = ()) -> str | None:
+        """Of the given span ids and migrated JSON Lines names, the span stored last (None: none known)."""
+        spans = [s for s in spans if isinstance(s, str) and SPAN_ID.fullmatch(s)]
+        marks = ", ".join("?" * len(spans)) or "NULL"
+        names = ", ".join("?" * len(sources)) or "NULL"
+        row = self._read(f"SELECT id FROM spans WHERE id IN ({marks}) OR source IN ({names}) "
+                         "ORDER BY rowid DESC LIMIT 1", (*spans, *sources))
         return row[0][0] if row else None
 
     def expand_bytes(self, span: str) -> list:
