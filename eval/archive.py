@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import load_dir, probes  # noqa: E402
 
 from hermesctx import jsonio  # noqa: E402
-from hermesctx.archive import StoreArchiver, expand_store  # noqa: E402
+from hermesctx.archive import StoreArchiver, unwind  # noqa: E402
 from hermesctx.stages.compress import compress_messages  # noqa: E402
 from hermesctx.store import Store  # noqa: E402
 from hermesctx.summary.extractive import ExtractiveSummarizer  # noqa: E402
@@ -64,17 +64,13 @@ def evaluate(name: str, messages: list, path: str, args) -> dict:
         if report.get("compressed"):
             spans.append((doc, report["start"], report["end"]))
         doc = out + part
-    while True:
-        back, report = expand_store(doc, path=path)
-        if not report["expanded"]:
-            break
-        doc = back
+    doc, _ = unwind(doc, path=path)
     want = [jsonio.dumps(m) for m in messages]
     got = [jsonio.dumps(m) for m in doc]
     same = sum(a == b for a, b in zip(want, got)) if len(want) == len(got) else 0
     row = {"name": name, "messages": len(messages), "recovered": same, "rounds": len(spans),
            "found": 0, "probes": 0, "latency": [], "missed": []}
-    with Store.open(path) as store:
+    with Store.open(path, fts=not args.scan) as store:
         session = store.spans()[-1]["session"] if spans else None
         for source, start, end in spans:
             middle = source[start:end]
@@ -106,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protect-last-n", type=int, default=10)
     parser.add_argument("--tail-tokens", type=int, default=4000)
     parser.add_argument("--limit", type=int, default=1000, help="hits read per probe")
+    parser.add_argument("--scan", action="store_true", help="search by plain scan, as without FTS5")
     parser.add_argument("--rows", action="store_true", help="one line per transcript, with missed probes")
     args = parser.parse_args(argv)
     sources = load_dir(Path(args.dir), args.exclude)

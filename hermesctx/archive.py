@@ -251,6 +251,17 @@ def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:
                                                   "restored": len(original), "kept_after": len(later)}
 
 
+def unwind(doc: Any, *, path: str) -> tuple[Any, int]:
+    """``doc`` with every compaction the store holds reversed, newest first (``compress --expand``
+    until no note of the store is left), and how many were."""
+    count = 0
+    while True:
+        back, report = expand_store(doc, path=path)
+        if not report["expanded"]:
+            return doc, count
+        doc, count = back, count + 1
+
+
 def migrate(directory: str, path: str) -> dict:
     """Import every ``<hash>.jsonl`` archive of ``directory`` into the store at ``path``, oldest
     first, each read with the checks of ``--expand`` (a refused file is skipped and named);

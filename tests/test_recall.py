@@ -4,12 +4,12 @@ store, and `hermesctx recall` (search, --expand, --migrate) through the command 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 from conftest import invoke, load_example
+from test_store import bad_stores
 
 from hermesctx import jsonio
 from hermesctx.archive import expand_store
@@ -139,22 +139,9 @@ def test_recall_errors(tmp_path, args, status, words):
     assert r.status == status and words in r.stderr and "Traceback" not in r.stderr
 
 
-def _bad_stores(tmp_path):
-    real = tmp_path / "real.sqlite"
-    Store.open(str(real)).close()
-    link = tmp_path / "link.sqlite"
-    link.symlink_to(real)
-    fifo = tmp_path / "fifo.sqlite"
-    os.mkfifo(fifo)
-    text = tmp_path / "text.db"
-    text.write_text("not a database at all, just some text\n")
-    return {"a symlink": link, "not a regular file": fifo, "not a SQLite database": text,
-            "no archive store": tmp_path / "missing.sqlite"}
-
-
 def test_store_paths_that_are_not_stores_exit_5(tmp_path):
     doc = load_example("coding-session.json")
-    for why, path in _bad_stores(tmp_path).items():
+    for why, path in bad_stores(tmp_path).items():
         r = invoke(["recall", "x", "--archive", str(path)])
         assert (r.status, why in r.stderr, "Traceback" in r.stderr) == (5, True, False), (why, r.stderr)
         if why != "no archive store":

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from transcripts import TranscriptGen
 
 from hermesctx import jsonio
-from hermesctx.archive import StoreArchiver, expand_store
+from hermesctx.archive import StoreArchiver, unwind
 from hermesctx.stages.compress import compress_messages
 from hermesctx.store import _TOKEN, Store, message_text
 from hermesctx.summary.extractive import ExtractiveSummarizer
@@ -39,11 +39,7 @@ def test_three_rounds_lose_nothing(seed):
                                        protect_last_n=4, archive=archiver)
             doc = out + batch
         # compress --expand, repeated, gives the whole conversation back byte for byte
-        while True:
-            back, report = expand_store(doc, path=path)
-            if not report["expanded"]:
-                break
-            doc = back
+        doc, _ = unwind(doc, path=path)
         assert [jsonio.dumps(m) for m in doc] == [jsonio.dumps(m) for m in originals]
 
         with Store.open(path) as store:

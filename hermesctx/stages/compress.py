@@ -597,7 +597,8 @@ def build(options: Options, ctx):
                                protect_last_n=settings["compression.protect_last_n"],
                                tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
                                max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
-                               archive=archiver.for_doc(doc) if store else archiver, hermes_note=settings["compression.hermes_note"],
+                               archive=archiver.for_doc(doc) if store else archiver,  # (its session)
+                               hermes_note=settings["compression.hermes_note"],
                                allow_fallback=allow_fallback)
         for warning in (report.get("warning"), fallback_warning(report)):
             if warning:
