@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run config completion man"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -48,7 +48,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
@@ -85,6 +85,11 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
+    "recall")
+        case "$prev" in
+            --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+        esac
+        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --config --help";;
     "config")
         words="--help check show";;
     "config check")
