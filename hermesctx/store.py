@@ -1,0 +1,519 @@
+"""The archive store: every compaction's messages, verbatim, in one SQLite file, searchable.
+
+``compress --archive FILE.sqlite`` adds one *span* per compaction: the whole transcript the
+compaction took as input (each message stored byte for byte as :func:`hermesctx.jsonio.dumps`
+writes it, with its position, role and tool name), the summary that replaced its middle, the
+session the conversation belongs to and the span of the previous compaction (its *parent*), so
+repeated compactions form a chain back to the raw messages. Span ids (``hx-`` + 12 hex) are a
+hash of the session and the messages: the same compaction stored twice is one span.
+
+Search (``recall``) covers the text of every distinct message of a session once (text parts,
+tool call names and arguments, tool results), at the first span that held it, and every
+summary. With FTS5 (most sqlite builds) hits are ranked by BM25; without it (or with
+``fts=False``) a plain scan finds the same hits with a simpler score. A query is words; a
+word is a phrase of its letters and digits (``src/app.py`` is the phrase ``src app py``), and
+every word must occur. Snippets are redacted; the stored messages are not (keep the file
+private: it is created mode 0600).
+
+Safety: the path must be a regular file (a symlink or a FIFO is refused without being opened)
+holding a SQLite database; writes happen in one ``BEGIN IMMEDIATE`` transaction per span with
+WAL journaling and a busy timeout, so two processes can compact into one store. The schema is
+versioned with ``PRAGMA user_version``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import math
+import os
+import re
+import sqlite3
+import stat
+from typing import Any
+
+from hermesctx import jsonio
+from hermesctx.errors import FileIOError, InputError
+
+SCHEMA_VERSION = 1
+SPAN_ID = re.compile(r"hx-[0-9a-f]{12}")
+_HEADER = b"SQLite format 3\x00"
+_TOKEN = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer calls a token: letters and digits
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# keys whose strings are not words anyone searches for: ids, block types, base64 payloads, signatures
+_SKIP_KEYS = frozenset({"role", "type", "id", "call_id", "tool_call_id", "tool_use_id", "signature",
+                        "data", "image_url", "source", "encrypted_content", "cache_control"})
+_SNIPPET = 80  # characters of context on each side of the first matching term
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS spans (
+    id TEXT PRIMARY KEY, session TEXT NOT NULL, parent TEXT, created TEXT NOT NULL,
+    messages INTEGER NOT NULL, compressed INTEGER, start INTEGER, "end" INTEGER,
+    summary TEXT NOT NULL, source TEXT);
+CREATE INDEX IF NOT EXISTS spans_session ON spans (session);
+CREATE INDEX IF NOT EXISTS spans_source ON spans (source);
+CREATE TABLE IF NOT EXISTS span_messages (
+    span TEXT NOT NULL, position INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (span, position));
+CREATE TABLE IF NOT EXISTS texts (
+    id INTEGER PRIMARY KEY, session TEXT NOT NULL, hash TEXT NOT NULL, span TEXT NOT NULL,
+    position INTEGER NOT NULL, role TEXT, tool TEXT, created TEXT NOT NULL, body TEXT NOT NULL,
+    UNIQUE (session, hash));
+"""
+_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
+        "body, kind UNINDEXED, ref UNINDEXED, tokenize='unicode61 remove_diacritics 0')")
+
+
+def fts5_available() -> bool:
+    """Whether this Python's sqlite build has FTS5."""
+    try:
+        con = sqlite3.connect(":memory:")
+        try:
+            con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def timestamp(value: str, *, end: bool = False) -> str:
+    """An ISO 8601 date or time as the store's UTC form; a bare date as ``end`` of that day or its start."""
+    text = value.strip()
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InputError(f"not an ISO 8601 date or time: {value!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    if end and len(text) == 10:
+        when += _dt.timedelta(days=1, seconds=-1)
+    return when.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- what a message says ---------------------------------------------------------------------
+
+def _strings(value: Any, out: list) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in _SKIP_KEYS:
+                _strings(item, out)
+
+
+def message_text(msg: Any) -> str:
+    """The searchable text of a message: its text parts, tool call names and arguments, tool
+    results (every string but ids, block types and binary payloads)."""
+    out: list = []
+    _strings(msg, out)
+    return "\n".join(out)
+
+
+def _call_names(msg: dict) -> list:
+    """``[(id, name)]`` of the tool calls a message makes (OpenAI tool_calls, Anthropic tool_use)."""
+    found = []
+    calls = msg.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            fn = call.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else call.get("name")
+            if isinstance(name, str):
+                found.append((call.get("call_id") or call.get("id"), name))
+    content = msg.get("content")
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") == "tool_use" and isinstance(part.get("name"), str):
+            found.append((part.get("id"), part["name"]))
+    return found
+
+
+def tool_names(messages: list) -> list:
+    """Per message, the tool names it calls or answers (comma-joined) or None."""
+    by_id: dict = {}
+    out = []
+    for msg in messages:
+        if not isinstance(msg, dict):
+            out.append(None)
+            continue
+        names = []
+        for ident, name in _call_names(msg):
+            if isinstance(ident, str):
+                by_id[ident] = name
+            names.append(name)
+        if msg.get("role") == "tool":
+            name = msg.get("name") or msg.get("tool_name") or by_id.get(msg.get("tool_call_id"))
+            if isinstance(name, str):
+                names.append(name)
+        content = msg.get("content")
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                name = by_id.get(part.get("tool_use_id"))
+                if isinstance(name, str):
+                    names.append(name)
+        out.append(",".join(dict.fromkeys(n.replace(",", " ") for n in names)) or None)
+    return out
+
+
+def session_of(doc: Any, messages: list) -> str:
+    """The session a transcript belongs to: the document's own ``session_id`` (or ``id``) when it
+    keeps one, else a stable hash of its first system and first user message."""
+    if isinstance(doc, dict):
+        for key in ("session_id", "id"):
+            if isinstance(doc.get(key), str) and doc[key].strip():
+                return doc[key].strip()
+    digest = hashlib.sha256()
+    for role in ("system", "user"):
+        first = next((m for m in messages if isinstance(m, dict) and m.get("role") == role), None)
+        if first is not None and role == "system":
+            first = {**first, "content": _without_note(first.get("content"))}
+        digest.update(jsonio.dumps(first))
+    return "s-" + digest.hexdigest()[:12]
+
+
+def _without_note(content: Any) -> Any:
+    """A system prompt as it was before compress added its compaction note (the session's head
+    must hash the same in every round)."""
+    from hermesctx.summary.text import NOTE_BASE
+
+    if isinstance(content, str) and NOTE_BASE in content:
+        return content[:content.index(NOTE_BASE)].rstrip()
+    if isinstance(content, list):
+        return [p for p in content if not (isinstance(p, dict) and NOTE_BASE in str(p.get("text", "")))]
+    return content
+
+
+# --- queries ---------------------------------------------------------------------------------
+
+def query_words(query: str) -> list:
+    """The words of a query, each as its tokens (lower case); every word must match, as a phrase."""
+    words = [toks for toks in ([t.lower() for t in _TOKEN.findall(w)] for w in query.split()) if toks]
+    if not words:
+        raise InputError(f"the query {query!r} has no word to search for (letters or digits)")
+    return words
+
+
+def _fts_query(words: list) -> str:
+    return " AND ".join('"' + " ".join(toks) + '"' for toks in words)
+
+
+def _scan_score(body: str, words: list) -> float:
+    """0 when a word is missing, else how often the words occur over the text's length (log)."""
+    tokens = [t.lower() for t in _TOKEN.findall(body)]
+    total = 0
+    for toks in words:
+        n = len(toks)
+        hits = sum(1 for i in range(len(tokens) - n + 1) if tokens[i:i + n] == toks)
+        if not hits:
+            return 0.0
+        total += hits
+    return total / (1.0 + math.log(1 + len(tokens)))
+
+
+def snippet(body: str, words: list) -> str:
+    """The text around the first matching term, redacted."""
+    from hermesctx.redact import redact
+
+    text = redact(body)
+    low = text.lower()
+    at = min((i for i in (low.find(w[0]) for w in words) if i >= 0), default=0)
+    start, end = max(0, at - _SNIPPET), min(len(text), at + _SNIPPET)
+    cut = " ".join(text[start:end].split())
+    return ("…" if start else "") + cut + ("…" if end < len(text) else "")
+
+
+# --- the store -------------------------------------------------------------------------------
+
+def _check_path(path: str, create: bool) -> bool:
+    """Refuse what is not a regular SQLite file (never following a symlink, never blocking on a
+    FIFO); True when the file does not exist yet."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise FileIOError(f"no archive store at {path}") from None
+        return True
+    except OSError as exc:
+        raise FileIOError(f"cannot read archive store {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise FileIOError(f"refusing archive store {path}: a symlink")
+    if not stat.S_ISREG(info.st_mode):
+        raise FileIOError(f"refusing archive store {path}: not a regular file")
+    if info.st_size:
+        try:
+            fd = os.open(path, _FLAGS)
+        except OSError as exc:
+            raise FileIOError(f"cannot read archive store {path}: {exc.strerror or exc}") from None
+        with os.fdopen(fd, "rb") as handle:
+            if handle.read(len(_HEADER)) != _HEADER:
+                raise FileIOError(f"refusing archive store {path}: not a SQLite database")
+    return False
+
+
+def is_store_path(path: str) -> bool:
+    """Whether ``--archive PATH`` means a store (``.sqlite``/``.db``, or an existing SQLite file)
+    rather than a directory of JSON Lines archives."""
+    if path.endswith((".sqlite", ".sqlite3", ".db")):
+        return True
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return True  # a symlink or FIFO where a store could be: Store.open refuses it by name
+    try:
+        fd = os.open(path, _FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(len(_HEADER)) == _HEADER
+    except OSError:
+        return False
+
+
+class Store:
+    """One archive store file. Open with :meth:`open`; a context manager."""
+
+    def __init__(self, con: sqlite3.Connection, path: str, fts: bool):
+        self.con = con
+        self.path = path
+        self.fts = fts
+
+    @classmethod
+    def open(cls, path: str, *, create: bool = True, fts: bool | None = None) -> Store:
+        """The store at ``path`` (created, mode 0600, when missing and ``create``); ``fts=False``
+        searches by plain scan even where FTS5 exists (the fallback, for tests)."""
+        path = os.path.abspath(path)
+        if _check_path(path, create):
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+            except FileExistsError:
+                _check_path(path, create)  # another process made it meanwhile
+            except OSError as exc:
+                raise FileIOError(f"cannot create archive store {path}: {exc.strerror or exc}") from None
+        use_fts = fts5_available() if fts is None else (fts and fts5_available())
+        try:
+            con = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise FileIOError(f"cannot open archive store {path}: {exc}") from None
+        store = cls(con, path, use_fts)
+        try:
+            store._setup()
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            raise FileIOError(f"cannot use archive store {path}: {exc}") from None
+        except BaseException:
+            con.close()
+            raise
+        return store
+
+    def _setup(self) -> None:
+        con = self.con
+        con.execute("PRAGMA busy_timeout = 60000")
+        if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            con.execute("PRAGMA journal_mode = WAL")
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise FileIOError(f"archive store {self.path} has schema version {version}; this hermesctx "
+                              f"reads up to {SCHEMA_VERSION} (upgrade hermesctx)")
+        has_fts = self._has_fts()
+        if version == SCHEMA_VERSION and (has_fts or not self.fts):
+            return
+        with self._write():
+            for statement in _SCHEMA.split(";"):  # (executescript would commit the transaction)
+                if statement.strip():
+                    con.execute(statement)
+            if self.fts and not self._has_fts():  # a store made without FTS5: index what it holds
+                con.execute(_FTS)
+                con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts")
+                con.execute("INSERT INTO fts (body, kind, ref) SELECT summary, 's', rowid FROM spans")
+            con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _has_fts(self) -> bool:
+        return self.con.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts'").fetchone() is not None
+
+    def _write(self):
+        store = self
+
+        class _Txn:
+            def __enter__(self):
+                store.con.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self, kind, exc, tb):
+                store.con.execute("COMMIT" if kind is None else "ROLLBACK")
+                return False
+        return _Txn()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- writing ---
+
+    def add(self, messages: list, *, session: str, summary: str = "", compressed: int | None = None,
+            start: int | None = None, end: int | None = None, parent: str | None = None,
+            created: str | None = None, source: str | None = None) -> str:
+        """Store one compaction (``messages``: the transcript it took as input; ``start:end`` its
+        summarized middle; ``compressed``: how many messages it gave back) and return its span id.
+        A ``parent`` this store does not hold is not recorded."""
+        blobs = [jsonio.dumps(m) for m in messages]
+        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass") + b"\0")
+        for blob in blobs:
+            digest.update(blob)
+        span = "hx-" + digest.hexdigest()[:12]
+        created = created or now()
+        tools = tool_names(messages)
+        try:
+            with self._write():
+                con = self.con
+                indexed = self._has_fts()
+                if con.execute("SELECT 1 FROM spans WHERE id = ?", (span,)).fetchone():
+                    return span
+                if parent is not None and not con.execute("SELECT 1 FROM spans WHERE id = ?", (parent,)).fetchone():
+                    parent = None
+                cur = con.execute(
+                    'INSERT INTO spans (id, session, parent, created, messages, compressed, start, "end", summary, '
+                    "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (span, session, parent, created, len(blobs), compressed, start, end, summary, source))
+                if indexed and summary:
+                    con.execute("INSERT INTO fts (body, kind, ref) VALUES (?, 's', ?)", (summary, cur.lastrowid))
+                for position, (msg, blob) in enumerate(zip(messages, blobs)):
+                    key = hashlib.sha256(blob).hexdigest()
+                    con.execute("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", (key, blob))
+                    con.execute("INSERT INTO span_messages (span, position, hash) VALUES (?, ?, ?)",
+                                (span, position, key))
+                    role = msg.get("role") if isinstance(msg, dict) and isinstance(msg.get("role"), str) else None
+                    cur = con.execute(
+                        "INSERT OR IGNORE INTO texts (session, hash, span, position, role, tool, created, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (session, key, span, position, role, tools[position], created, message_text(msg)))
+                    if cur.rowcount and indexed:
+                        con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts "
+                                    "WHERE rowid = ?", (cur.lastrowid,))
+        except sqlite3.DatabaseError as exc:
+            raise FileIOError(f"cannot write archive store {self.path}: {exc}") from None
+        return span
+
+    # --- reading ---
+
+    def span(self, span: str) -> dict:
+        """The record of one span (``{"span", "session", "parent", "created", "messages",
+        "compressed", "start", "end", "summary", "source"}``); an unknown or malformed id is InputError."""
+        if not isinstance(span, str) or not SPAN_ID.fullmatch(span):
+            raise InputError(f"{str(span)[:40]!r} is not a span id (hx- and 12 hex digits)")
+        row = self._read('SELECT id, session, parent, created, messages, compressed, start, "end", summary, source '
+                         "FROM spans WHERE id = ?", (span,))
+        if not row:
+            raise InputError(f"unknown span {span} in {self.path}")
+        keys = ("span", "session", "parent", "created", "messages", "compressed", "start", "end", "summary", "source")
+        return dict(zip(keys, row[0]))
+
+    def span_for_source(self, name: str) -> str | None:
+        """The span migrated from the JSON Lines archive ``name`` (``<hash>.jsonl``), if any."""
+        row = self._read("SELECT id FROM spans WHERE source = ? ORDER BY rowid LIMIT 1", (name,))
+        return row[0][0] if row else None
+
+    def expand_bytes(self, span: str) -> list:
+        """The messages of a span as their stored bytes (one JSON line each)."""
+        self.span(span)
+        rows = self._read("SELECT b.data FROM span_messages m JOIN blobs b ON b.hash = m.hash "
+                          "WHERE m.span = ? ORDER BY m.position", (span,))
+        return [bytes(r[0]) for r in rows]
+
+    def expand(self, span: str) -> list:
+        """The messages a span holds (the transcript its compaction replaced), in order, exactly
+        as they were. An unknown id is InputError (exit 3) naming the id."""
+        try:
+            return [jsonio.loads(b) for b in self.expand_bytes(span)]
+        except ValueError:
+            raise FileIOError(f"archive store {self.path}: span {span} holds a message that is not JSON") from None
+
+    def chain(self, span: str) -> list:
+        """The span and its ancestors, newest first (a cycle is cut)."""
+        out, seen = [], set()
+        while span and span not in seen:
+            seen.add(span)
+            out.append(span)
+            span = self.span(span)["parent"]
+        return out
+
+    def spans(self, *, session: str | None = None) -> list:
+        """``{"span", "session", "parent", "created", "messages", "summary_chars"}`` per span, oldest first."""
+        sql = "SELECT id, session, parent, created, messages, length(summary) FROM spans"
+        rows = self._read(sql + (" WHERE session = ?" if session else "") + " ORDER BY rowid",
+                          (session,) if session else ())
+        keys = ("span", "session", "parent", "created", "messages", "summary_chars")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def search(self, query: str, *, session: str | None = None, role: str | None = None,
+               tool: str | None = None, since: str | None = None, until: str | None = None,
+               limit: int = 20) -> list:
+        """BM25-ranked hits (FTS5; a plain scan when the sqlite build lacks FTS5), best first. Each hit:
+        ``{"span", "kind": "message" | "summary", "session", "position", "role", "tool", "created",
+        "score", "snippet"}`` (snippet: the text around the terms, redacted)."""
+        words = query_words(query)
+        since = timestamp(since) if since else None
+        until = timestamp(until, end=True) if until else None
+        msg_where, msg_args = ["1"], []
+        sum_where, sum_args = ["s.summary != ''"], []
+        for column, value in (("session", session), ("created >= ", since), ("created <= ", until)):
+            if value is None:
+                continue
+            op = column if column.endswith(" ") else column + " = "
+            msg_where.append("t." + op + "?")
+            msg_args.append(value)
+            sum_where.append("s." + op + "?")
+            sum_args.append(value)
+        if role is not None:
+            msg_where.append("t.role = ?")
+            msg_args.append(role)
+        if tool is not None:
+            msg_where.append("instr(',' || t.tool || ',', ?) > 0")
+            msg_args.append("," + tool + ",")
+        summaries = role is None and tool is None
+        found: list = []
+        if self.fts and self._has_fts():
+            match = _fts_query(words)
+            found += [(-rank, "message", row) for *row, rank in self._read(
+                "SELECT t.span, t.session, t.position, t.role, t.tool, t.created, t.body, bm25(fts) AS rank "
+                "FROM fts JOIN texts t ON t.id = fts.ref WHERE fts MATCH ? AND fts.kind = 'm' AND "
+                + " AND ".join(msg_where) + " ORDER BY rank LIMIT ?", (match, *msg_args, limit))]
+            if summaries:
+                found += [(-rank, "summary", row) for *row, rank in self._read(
+                    "SELECT s.id, s.session, NULL, NULL, NULL, s.created, s.summary, bm25(fts) AS rank "
+                    "FROM fts JOIN spans s ON s.rowid = fts.ref WHERE fts MATCH ? AND fts.kind = 's' AND "
+                    + " AND ".join(sum_where) + " ORDER BY rank LIMIT ?", (match, *sum_args, limit))]
+        else:
+            rows = [("message", r) for r in self._read(
+                "SELECT t.span, t.session, t.position, t.role, t.tool, t.created, t.body FROM texts t WHERE "
+                + " AND ".join(msg_where), tuple(msg_args))]
+            if summaries:
+                rows += [("summary", r) for r in self._read(
+                    "SELECT s.id, s.session, NULL, NULL, NULL, s.created, s.summary FROM spans s WHERE "
+                    + " AND ".join(sum_where), tuple(sum_args))]
+            for kind, row in rows:
+                score = _scan_score(row[6], words)
+                if score:
+                    found.append((score, kind, row))
+        found.sort(key=lambda f: -f[0])
+        return [{"span": r[0], "kind": kind, "session": r[1], "position": r[2], "role": r[3], "tool": r[4],
+                 "created": r[5], "score": round(score, 4), "snippet": snippet(r[6], words)}
+                for score, kind, r in found[:max(0, limit)]]
+
+    def _read(self, sql: str, args: tuple = ()) -> list:
+        try:
+            return self.con.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise FileIOError(f"cannot read archive store {self.path}: {exc}") from None
