@@ -39,6 +39,7 @@ COMMANDS = {
     "convert": "convert",
     "run": "run",
     "config": "config",
+    "mcp": "mcp",
     "completion": "completion",
     "man": "man",
 }

@@ -46,7 +46,7 @@ _ENTRIES = ("run_stage", "input_documents", "report_each", "report_problems", "s
 
 
 # commands that read no transcript (settings, shipped man pages and completions)
-_NOT_TRANSCRIPTS = {"config", "completion", "man"}
+_NOT_TRANSCRIPTS = {"config", "completion", "man", "mcp"}
 
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS if p.stem not in _NOT_TRANSCRIPTS], ids=lambda p: p.stem)
