@@ -167,19 +167,27 @@ def _require_mcp() -> None:
                          "pip install 'hermesctx[mcp]'")
 
 
-def serve(path: str) -> None:
-    """Serve ``recall`` and ``expand`` on the store at ``path`` over stdio (MCP), until the
-    client closes the connection. A missing store is an error before anything is served."""
+def serve(ctx, path: str | None = None) -> None:
+    """Serve ``recall`` and ``expand`` on the store at ``path`` (else config ``archive.path``)
+    over stdio (MCP), until the client closes the connection. A missing store is an error
+    before anything is served."""
+    from hermesctx.errors import UsageError
+
+    path = path or ctx.settings["archive.path"]
+    if not path:
+        raise UsageError("hermesctx mcp serves an archive store: give --archive FILE.sqlite "
+                         "(or archive.path in the config)")
     _require_mcp()
+    from hermesctx.store import Store
+
+    store = Store.open(path, create=False)  # (before the SDK's imports: a wrong path fails fast)
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
     from hermesctx import __version__
-    from hermesctx.store import Store
 
-    store = Store.open(path, create=False)
     tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
              for t in schemas(MCP)]
 

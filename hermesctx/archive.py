@@ -18,6 +18,7 @@ note's file name only, never what another file holds.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import os
 import re
@@ -33,13 +34,15 @@ _NAME = re.compile(r"[0-9a-f]{32}\.jsonl")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 KEY = "_hermesctx_archive"  # where releases before the wire-ready output kept the note
-_LINE = re.compile(r"\[The (\d+) messages before this compaction are archived in (.+?) "
-                   r"\(compressed to (\d+) messages\); `hermesctx compress --expand` restores them\.\]")
+_LINE = re.compile(r"\[The (\d+) messages before this compaction are archived (?:as span (hx-[0-9a-f]{12}) )?"
+                   r"in (.+?) \(compressed to (\d+) messages\); `hermesctx compress --expand` restores them\.\]")
 
 
 def note_line(note: dict) -> str:
-    """The archive note, as a line of the summary text."""
-    return (f"[The {note['messages']} messages before this compaction are archived in {note['path']} "
+    """The archive note, as a line of the summary text (a store's span id first: the handle
+    `hermesctx recall --expand` takes)."""
+    span = f"as span {note['span']} " if note.get("span") else ""
+    return (f"[The {note['messages']} messages before this compaction are archived {span}in {note['path']} "
             f"(compressed to {note['compressed_messages']} messages); "
             "`hermesctx compress --expand` restores them.]")
 
@@ -59,8 +62,9 @@ def _find_note(messages: list) -> dict | None:
             return old
         found = _LINE.findall(text_view(msg.get("content")))
         if found:
-            count, path, compressed = found[-1]
-            return {"path": path, "messages": int(count), "compressed_messages": int(compressed)}
+            count, span, path, compressed = found[-1]
+            note = {"path": path, "messages": int(count), "compressed_messages": int(compressed)}
+            return {**note, "span": span} if span else note
     return None
 
 
@@ -77,7 +81,7 @@ class Archiver:
     def __init__(self, directory: str):
         self.directory = os.path.abspath(directory)
 
-    def __call__(self, messages: list, compressed_length: int) -> dict:
+    def __call__(self, messages: list, compressed_length: int, **_compaction) -> dict:
         data = b"".join(jsonio.dumps(m) for m in messages)
         path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
         try:
@@ -133,3 +137,116 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
     later = messages[note.get("compressed_messages", len(messages)):]
     return with_messages(doc, original + later), {"expanded": True, "archive": os.path.join(directory, name),
                                                   "restored": len(original), "kept_after": len(later)}
+
+
+# --- the SQLite store (hermesctx.store): one span per compaction ------------------------------
+
+def _linked(store, messages: list) -> dict | None:
+    """The span of this store the transcript's newest archive note names (its id, or the JSON
+    Lines archive it was migrated from), or None. The note is only a link here: nothing is read
+    through it but the store's own record."""
+    note = _find_note(messages)
+    if note is None:
+        return None
+    span = note.get("span")
+    if span is None:
+        name = os.path.basename(note["path"]) if isinstance(note.get("path"), str) else ""
+        span = store.span_for_source(name) if _NAME.fullmatch(name) else None
+        if span is None:
+            return None
+    try:
+        return {**store.span(span), "note": note}
+    except InputError:
+        return None
+
+
+class StoreArchiver:
+    """``compress --archive FILE.sqlite``: each compaction becomes a span of the store. The span's
+    session is ``session`` when given, else the session of the span the transcript's previous
+    summary names (so every round of one conversation lands in one session), else the
+    document's own id or a hash of its head (:func:`hermesctx.store.session_of`)."""
+
+    def __init__(self, path: str, session: str | None = None, doc: Any = None):
+        self.path = os.path.abspath(path)
+        self.session = session
+        self.doc = doc
+
+    def for_doc(self, doc: Any) -> StoreArchiver:
+        return StoreArchiver(self.path, self.session, doc)
+
+    def __call__(self, messages: list, compressed_length: int, *, summary: str = "",
+                 start: int | None = None, end: int | None = None) -> dict:
+        from hermesctx.store import Store, session_of
+
+        with Store.open(self.path) as store:
+            parent = _linked(store, messages)
+            session = self.session or (parent["session"] if parent else None) \
+                or session_of(self.doc if self.doc is not None else messages, messages)
+            span = store.add(messages, session=session, summary=summary, compressed=compressed_length,
+                             start=start, end=end, parent=parent["span"] if parent else None)
+        return {"path": self.path, "span": span, "messages": len(messages),
+                "compressed_messages": compressed_length}
+
+
+def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:
+    """The transcript from before its newest compaction (plus messages added since), from the
+    store at ``path`` only: the note's span id is looked up there (its file path is ignored) and
+    the count of messages the compaction gave back is the store's, not the note's."""
+    from hermesctx.store import Store
+
+    messages = messages_of(doc)
+    note = _find_note(messages)
+    if note is None:
+        return doc, {"expanded": False, "reason": "no archived compaction in this transcript"}
+    with Store.open(path, create=False) as store:
+        if note.get("span") is not None:
+            record = store.span(note["span"])  # unknown: InputError naming the id
+        else:
+            record = _linked(store, messages)
+            if record is None:
+                raise InputError("the archive note names no span of this store (a JSON Lines archive not "
+                                 "migrated: `hermesctx recall --migrate DIR`); nothing read")
+        original = store.expand(record["span"])
+    compressed = record["compressed"] if record["compressed"] is not None else note["compressed_messages"]
+    later = messages[compressed:]
+    return with_messages(doc, original + later), {"expanded": True, "archive": store.path, "span": record["span"],
+                                                  "restored": len(original), "kept_after": len(later)}
+
+
+def migrate(directory: str, path: str) -> dict:
+    """Import every ``<hash>.jsonl`` archive of ``directory`` into the store at ``path``, oldest
+    first, each read with the checks of ``--expand`` (a refused file is skipped and named);
+    idempotent: an archive imported before is not imported again."""
+    from hermesctx.store import Store, session_of
+
+    directory = os.path.abspath(directory)
+    try:
+        names = [n for n in os.listdir(directory) if _NAME.fullmatch(n)]
+    except OSError as exc:
+        raise FileIOError(f"cannot read archive directory {directory}: {exc.strerror or exc}") from None
+
+    def mtime(name: str) -> float:
+        try:
+            return os.lstat(os.path.join(directory, name)).st_mtime
+        except OSError:
+            return 0.0
+    names.sort(key=lambda n: (mtime(n), n))
+    report: dict = {"imported": 0, "already": 0, "refused": [], "store": os.path.abspath(path)}
+    with Store.open(path) as store:
+        for name in names:
+            if store.span_for_source(name):
+                report["already"] += 1
+                continue
+            try:
+                data = _read_archive(directory, {"path": name})
+                messages = [jsonio.loads(line) for line in data.splitlines() if line.strip()]
+            except (FileIOError, InputError, ValueError) as exc:
+                report["refused"].append(f"{name}: {exc}")
+                continue
+            parent = _linked(store, messages)
+            created = _dt.datetime.fromtimestamp(mtime(name), _dt.timezone.utc)
+            store.add(messages, session=parent["session"] if parent else session_of(messages, messages),
+                      parent=parent["span"] if parent else None, source=name,
+                      created=created.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            report["imported"] += 1
+    return report

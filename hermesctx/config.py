@@ -101,7 +101,9 @@ KEYS: dict[str, Key] = {
                                                "(then Hermes's static fallback) stands in, with a warning; "
                                                "false: exit 4 instead"),
     "redaction.enabled": Key(True, bool, doc="mask secrets in every text hermesctx writes (default true)"),
-    "archive.dir": Key(None, _OPT_STR),
+    "archive.path": Key(None, _OPT_STR, doc="where compress --archive keeps compacted messages: a .sqlite/.db "
+                                            "file is the searchable store (recall), a directory holds JSON Lines"),
+    "archive.dir": Key(None, _OPT_STR, doc="the JSON Lines archive directory (archive.path wins when both are set)"),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each
     # turn: compress when over the threshold, then place the prompt-cache breakpoints.
     "pipeline": Key([{"compress": {"if_needed": True}}, "cache-mark"], list,

@@ -221,9 +221,10 @@ def snippet(body: str, words: list) -> str:
     from hermesctx.redact import redact
 
     text = redact(body)
-    low = text.lower()
-    at = min((i for i in (low.find(w[0]) for w in words) if i >= 0), default=0)
-    start, end = max(0, at - _SNIPPET), min(len(text), at + _SNIPPET)
+    found = (re.search(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, toks)) + r"(?![^\W_])", text, re.IGNORECASE)
+             for toks in words)
+    at = min((m.start() for m in found if m), default=0)
+    start, end = max(0, at - _SNIPPET // 2), min(len(text), at + _SNIPPET * 3 // 2)
     cut = " ".join(text[start:end].split())
     return ("…" if start else "") + cut + ("…" if end < len(text) else "")
 
@@ -380,6 +381,8 @@ class Store:
                 con = self.con
                 indexed = self._has_fts()
                 if con.execute("SELECT 1 FROM spans WHERE id = ?", (span,)).fetchone():
+                    if source:  # a migrated archive the store already held as a compaction
+                        con.execute("UPDATE spans SET source = COALESCE(source, ?) WHERE id = ?", (source, span))
                     return span
                 if parent is not None and not con.execute("SELECT 1 FROM spans WHERE id = ?", (parent,)).fetchone():
                     parent = None

@@ -209,3 +209,22 @@ def test_mcp_without_the_extra_names_it(store_path):
     assert out.stderr.strip() == (
         "hermesctx: error: hermesctx mcp needs the mcp SDK, which is not installed: "
         "pip install 'hermesctx[mcp]' (or pipx inject hermesctx mcp; uv tool install 'hermesctx[mcp]')")
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic", "mcp"])
+def test_recall_tool_schema_prints_the_definitions(target):
+    result = invoke(["recall", "--tool-schema", "--target", target])
+    assert result.status == 0, result.stderr
+    assert result.json == agent_tools.schemas(target)
+    assert invoke(["recall", "--tool-schema"]).json == agent_tools.schemas("openai")
+
+
+def test_recall_target_needs_tool_schema():
+    result = invoke(["recall", "src", "--target", "anthropic", "--archive", "x.sqlite"])
+    assert result.status == 2 and "--target goes with --tool-schema" in result.stderr
+
+
+def test_mcp_needs_a_store():
+    result = invoke(["mcp"], environ={"HERMESCTX_CONFIG": os.devnull})
+    assert result.status == 2
+    assert "give --archive FILE.sqlite (or archive.path in the config)" in result.stderr

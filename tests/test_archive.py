@@ -108,7 +108,7 @@ def _archived(tmp_path):
 def test_expand_needs_the_archive_directory(tmp_path):
     doc, out, _ = _archived(tmp_path)
     r = invoke(["compress", "--expand"], out)
-    assert r.status == 2 and "--archive DIR" in r.stderr and r.stdout == b""
+    assert r.status == 2 and "--archive PATH" in r.stderr and r.stdout == b""
     config = tmp_path / "h.yaml"
     config.write_text(f"archive:\n  dir: {tmp_path / 'arch'}\n")
     r = invoke(["compress", "--expand", "--config", str(config)], out)

@@ -38,6 +38,7 @@ COMMANDS = {
     "trajectory": "trajectory",
     "convert": "convert",
     "run": "run",
+    "recall": "recall",
     "config": "config",
     "mcp": "mcp",
     "completion": "completion",

@@ -423,7 +423,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     stripped = _images(kept) - _images(out) if out is not kept else 0
     out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
     if archive:
-        out = _note_archive(out, archive(messages, len(out)))
+        out = _note_archive(out, archive(messages, len(out), summary=summary, start=start, end=end))
 
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
@@ -479,8 +479,9 @@ def fallback_warning(report: dict) -> str | None:
 
 
 def describe(report: dict) -> str:
-    if "expanded" in report:  # a report of --expand (hermesctx.archive.expand)
-        return (f"restored {report['restored']} messages from {report['archive']}" if report["expanded"]
+    if "expanded" in report:  # a report of --expand (hermesctx.archive.expand / expand_store)
+        span = f" (span {report['span']})" if report.get("span") else ""
+        return (f"restored {report['restored']} messages from {report['archive']}{span}" if report["expanded"]
                 else report["reason"])
     if not report.get("compressed"):
         return f"{report['headline']}: {report['reason']}"
@@ -528,12 +529,20 @@ class Options(BudgetOptions):
     if_needed: bool = option(False, flag="--if-needed", kind=bool,
                              help="Only compress transcripts at or over the threshold.")
     archive_dir: str | None = option(
-        flag="--archive", path="dir", key="archive.dir",
-        help="Keep the compacted-away transcript in DIR (config archive.dir) for --expand. The "
-             "archive file holds the messages verbatim, secrets included (it is the lossless store; "
-             "keep DIR private); the note naming it in the summary is redacted.")
+        flag="--archive", key="archive.path", metavar="PATH",
+        help="Keep the compacted-away transcript for --expand and `hermesctx recall`: PATH ending "
+             ".sqlite/.db (or an existing SQLite file) is the archive store, one span per compaction, "
+             "searchable; a directory holds one JSON Lines file per compaction (config archive.path, "
+             "or archive.dir). Both hold the messages verbatim, secrets included (keep them private); "
+             "the note naming the archive in the summary is redacted.")
+    session: str | None = option(
+        flag="--session", metavar="NAME",
+        help="The store session the compaction belongs to (default: the session of the span the "
+             "previous summary names, else the document's session_id/id, else a hash of its first "
+             "system and user messages).")
     expand: bool = option(False, flag="--expand", kind=bool,
-                          help="Reverse a compression made with --archive, reading only from that DIR.")
+                          help="Reverse the newest compaction made with --archive, reading only from that "
+                               "PATH (the store, or the directory).")
     hermes_note: bool | None = option(
         flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
         help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
@@ -557,7 +566,7 @@ def _engine_stage(name: str, options: Options, ctx, settings, summarizer, direct
     from hermesctx.errors import UsageError
 
     if directory:  # the archive is written by the built-in compressor, from its own middle
-        raise UsageError(f"--archive (archive.dir) works with the built-in compressor, not the engine {name!r}",
+        raise UsageError(f"--archive (archive.path, archive.dir) works with the built-in compressor, not the engine {name!r}",
                          hint="set context.engine: compressor, or leave the archive to the engine")
     plugin, engine = plugins.engine(name)
 
@@ -580,21 +589,28 @@ def _engine_stage(name: str, options: Options, ctx, settings, summarizer, direct
     return run
 
 
+def _is_store(path: str) -> bool:
+    from hermesctx.store import is_store_path
+
+    return is_store_path(path)
+
+
 def build(options: Options, ctx):
     """The stage as a function of one document, ``doc -> (doc, report)``; with ``expand`` the
     reverse, reading only from the archive directory."""
     settings = ctx.settings_with(flags(options))
-    directory = settings["archive.dir"]
+    directory = settings["archive.path"] or settings["archive.dir"]
+    store = bool(directory) and _is_store(directory)
     if options.expand:
         from functools import partial
 
-        from hermesctx.archive import expand
+        from hermesctx.archive import expand, expand_store
         from hermesctx.errors import UsageError
 
         if not directory:
-            raise UsageError("--expand reads archives only from the archive directory: "
-                             "give --archive DIR (or archive.dir in the config)")
-        return partial(expand, directory=directory)
+            raise UsageError("--expand reads archives only from the configured archive: "
+                             "give --archive PATH (or archive.path in the config)")
+        return partial(expand_store, path=directory) if store else partial(expand, directory=directory)
     from hermesctx.summary import choose
 
     primary = choose(settings, name=options.summarizer, environ=ctx.env.environ, warn=ctx.env.warn)
@@ -605,9 +621,9 @@ def build(options: Options, ctx):
     fallback = None if primary.name == "extractive" or not allow_fallback else choose(settings, name="extractive")
     archiver = None
     if directory:
-        from hermesctx.archive import Archiver
+        from hermesctx.archive import Archiver, StoreArchiver
 
-        archiver = Archiver(directory)
+        archiver = StoreArchiver(directory, options.session) if store else Archiver(directory)
 
     def run(doc):
         budgets = ctx.budgets(settings, doc)[0]
@@ -618,7 +634,7 @@ def build(options: Options, ctx):
                                protect_last_n=settings["compression.protect_last_n"],
                                tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
                                max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
-                               archive=archiver, hermes_note=settings["compression.hermes_note"],
+                               archive=archiver.for_doc(doc) if store else archiver, hermes_note=settings["compression.hermes_note"],
                                allow_fallback=allow_fallback)
         for warning in (report.get("warning"), fallback_warning(report)):
             if warning:

@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import click
 
+from hermesctx.cli.runner import get_context
 from hermesctx.exit import EXIT_STATUS_HELP
 
 
 @click.command(epilog=EXIT_STATUS_HELP)
-@click.option("--archive", "archive", required=True, metavar="FILE.sqlite",
-              type=click.Path(dir_okay=False),
-              help="The archive store to serve (written by compress --archive FILE.sqlite).")
-def command(archive):
+@click.option("--archive", "archive", metavar="FILE.sqlite", type=click.Path(dir_okay=False),
+              help="The archive store to serve (default: config archive.path), as written by "
+                   "compress --archive FILE.sqlite.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              envvar="HERMESCTX_CONFIG", help="Config file (default: as `hermesctx config show` finds it).")
+def command(archive, config_path):
     """Serve the archive store to an agent as an MCP server over stdio: two tools, `recall`
     (search what compaction removed) and `expand` (the original messages of a span).
 
@@ -25,4 +28,4 @@ def command(archive):
     """
     from hermesctx.agent_tools import serve
 
-    serve(archive)
+    serve(get_context(config_path), archive)

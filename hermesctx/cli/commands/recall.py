@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import click
+
+from hermesctx.cli.runner import get_context
+from hermesctx.exit import EXIT_STATUS_HELP
+
+
+@click.command(epilog=EXIT_STATUS_HELP + " recall: 0 hits found, 1 no hit (as grep).")
+@click.argument("query", required=False)
+@click.option("--archive", "archive", metavar="FILE.sqlite",
+              help="The archive store (default: config archive.path), as written by compress --archive.")
+@click.option("--session", help="Only this session.")
+@click.option("--role", help="Only messages of this role (user, assistant, tool, system).")
+@click.option("--tool", help="Only tool calls and results of this tool.")
+@click.option("--since", metavar="TIME", help="Only spans archived at or after TIME (ISO 8601, UTC if no zone).")
+@click.option("--until", metavar="TIME", help="Only spans archived at or before TIME (a date: the whole day).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Hits at most.")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]),
+              help="Hits as a JSON array or a table (default: a table on a terminal, JSON when piped).")
+@click.option("--expand", metavar="SPAN", help="Print the messages of SPAN (the transcript its compaction "
+                                               "replaced) as a JSON array.")
+@click.option("--migrate", metavar="DIR", help="Import the <hash>.jsonl archives of DIR into the store (idempotent).")
+@click.option("--tool-schema", is_flag=True,
+              help="Print the definitions of the recall and expand agent tools (a `tools` array) and exit.")
+@click.option("--target", type=click.Choice(["openai", "anthropic", "mcp"]),
+              help="With --tool-schema: OpenAI function tools (default), Anthropic tools or MCP tools.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              envvar="HERMESCTX_CONFIG", help="Config file (default: as `hermesctx config show` finds it).")
+def command(config_path, **params):
+    """Search the archive store: every message a compaction replaced, and its summaries.
+
+    A query is words, each matched whole (a path or an error line is a phrase of its words);
+    every word must occur. Hits are ranked by BM25 (a plain scan without FTS5) and name the
+    span to pass to --expand. Snippets are redacted; --expand prints messages verbatim.
+
+    \b
+    Examples:
+        hermesctx compress --archive a.sqlite examples/coding-session.json > small.json
+        hermesctx recall "src/app.py" --archive a.sqlite --format table
+        hermesctx recall "KeyError" --role tool --tool terminal --since 2026-01-01 --archive a.sqlite
+        hermesctx recall --expand hx-0123456789ab --archive a.sqlite | hermesctx estimate
+        hermesctx recall --migrate .hermesctx/archive --archive a.sqlite
+        hermesctx recall --tool-schema --target anthropic > tools.json
+    """
+    from hermesctx import recall
+
+    return recall.run(get_context(config_path), recall.Request(**params))
