@@ -149,8 +149,16 @@ def test_an_unknown_span_is_an_error_result(store, store_path):
 HERMESCTX = str(Path(sys.executable).parent / "hermesctx")
 
 
-def test_mcp_server_answers_a_real_client(store_path):
+def test_mcp_server_answers_a_real_client(tmp_path):
+    """The store written by `compress --archive`; the span quoted in the summary is the one
+    the client expands."""
     pytest.importorskip("mcp")
+    store_path = str(tmp_path / "archive.sqlite")
+    compressed = invoke(["compress", "--archive", store_path, "--protect-last-n", "4", "--tail-tokens", "200",
+                         str(EXAMPLES / "coding-session.json")])
+    assert compressed.status == 0, compressed.stderr
+    quoted = set(re.findall(r"hx-[0-9a-f]{12}", compressed.stdout.decode()))
+    assert len(quoted) == 1
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -174,6 +182,7 @@ def test_mcp_server_answers_a_real_client(store_path):
     assert got["tools"][0].input_schema == agent_tools.schemas("mcp")[0]["inputSchema"]
     recall = got["recall"]
     assert not recall.is_error and recall.structured_content["count"] == 2
+    assert {h["span"] for h in recall.structured_content["hits"]} == quoted
     assert json.loads(recall.content[0].text) == recall.structured_content
     assert got["expand"].structured_content["messages"] == SESSION
     assert got["bad"].is_error and "unknown span hx-000000000000" in got["bad"].content[0].text

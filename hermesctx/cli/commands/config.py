@@ -50,9 +50,9 @@ def show(config_path, fmt, show_secrets):
 @command.command(epilog=EXIT_STATUS_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 def check(file):
-    """Check a config file: unknown keys, wrong types, out-of-range values, the pipeline, the
-    plugins it names (context.engine, summarizer.name, pipeline stages) and whether every
-    installed plugin loads.
+    """Check a config file: unknown keys, wrong types, out-of-range values, the pipeline, and
+    the plugins it names (context.engine, summarizer.name, pipeline stages): installed, loading,
+    their options valid.
 
     Prints one line per problem; exits 1 if there is any.
 

@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run config completion man"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config mcp completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -43,12 +43,11 @@ _hermesctx() {
         words="--jsonl --no-jsonl --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
     "compress")
         case "$prev" in
-            --summarizer) COMPREPLY=($(compgen -W "extractive anthropic openai" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
@@ -85,6 +84,12 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
+    "recall")
+        case "$prev" in
+            --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+            --target) COMPREPLY=($(compgen -W "openai anthropic mcp" -- "$cur")); return;;
+        esac
+        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --tool-schema --target --config --help";;
     "config")
         words="--help check show";;
     "config check")
@@ -94,6 +99,8 @@ _hermesctx() {
             --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return;;
         esac
         words="--config --format --show-secrets --help";;
+    "mcp")
+        words="--archive --config --help";;
     "completion")
         words="--install --help";;
     "man")
