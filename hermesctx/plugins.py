@@ -4,9 +4,10 @@ Three entry-point groups; each entry's name is what a config or a flag names:
 
 * ``hermesctx.stages``: a module (or any object) with the face of a built-in stage
   (:mod:`hermesctx.stages`): ``Options`` (a frozen dataclass declared with
-  :func:`hermesctx.options.option`; optional, no options when absent), ``build(options, ctx)``
-  returning ``doc -> (doc, report)``, and ``describe(report) -> str`` (optional). A ``run``
-  pipeline names it like a built-in stage, options checked by its ``Options``.
+  :func:`hermesctx.options.option`, a ``key`` only one of hermesctx's settings; optional, no
+  options when absent), ``build(options, ctx)`` returning ``doc -> (doc, report)``, and
+  ``describe(report) -> str`` (optional). A ``run`` pipeline names it like a built-in stage,
+  options checked by its ``Options``.
 * ``hermesctx.summarizers``: a class (or factory) called with the keyword arguments the
   built-in model summarizers take (``model``, ``base_url``, ``api_key``, ``timeout``,
   ``retries``, ``env``, ``max_failures``, ``warn``; take ``**kwargs`` for the rest), returning
@@ -158,6 +159,13 @@ def stage(name: str, builtins: tuple[str, ...] = ()) -> StagePlugin:
 
     if not dataclasses.is_dataclass(options):
         raise PluginError(f"{plugin.label()}: its Options is not a dataclass")
+    from hermesctx.config import KEYS
+    from hermesctx.options import specs
+
+    for f, spec in specs(options):  # a flag may override only a setting hermesctx has
+        if spec.key and spec.key not in KEYS:
+            raise PluginError(f"{plugin.label()}: option {f.name} names the config key {spec.key}, "
+                              "which hermesctx does not have")
     describe = getattr(obj, "describe", None)
 
     def built(opts, ctx):

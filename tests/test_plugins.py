@@ -67,7 +67,7 @@ def _last_user(messages: list) -> dict:
 
 
 def test_discovery_lists_the_three_groups(installed):
-    assert plugins.names(plugins.STAGES) == ["tag"]
+    assert plugins.names(plugins.STAGES) == ["badkey", "tag"]
     assert plugins.names(plugins.SUMMARIZERS) == ["echo"]
     assert plugins.names(plugins.ENGINES) == ["broken", "keep-last", "raises"]
     assert {p["package"] for p in plugins.listing()} == {"hermesctx-demo-plugin 0.1.0"}
@@ -173,12 +173,12 @@ def test_plugin_stage_options_are_checked(installed, tmp_path, options, message)
 def test_unknown_stage_lists_plugin_stages(installed):
     result = invoke(["run", "--pipeline", "prune,nosuch", SESSION])
     assert result.status == 2
-    assert "unknown stage 'nosuch' (choose from spill, prune, compress, sanitize, cache-mark, tag)" in result.stderr
+    assert "unknown stage 'nosuch' (choose from spill, prune, compress, sanitize, cache-mark, badkey, tag)" in result.stderr
 
 
 def test_config_show_lists_plugins(installed):
     table = invoke(["config", "show"]).stdout.decode()
-    assert "# plugins: 5 installed" in table
+    assert "# plugins: 6 installed" in table
     assert "# engine keep-last: hermesctx_demo_plugin.engine:KeepLastEngine (hermesctx-demo-plugin 0.1.0)" in table
     shown = invoke(["config", "show", "--format", "json"]).json["plugins"]
     assert {"kind": "stage", "name": "tag", "package": "hermesctx-demo-plugin 0.1.0",
@@ -196,6 +196,13 @@ def test_config_check_loads_the_named_plugins(installed, tmp_path):
                         "failed to load: ModuleNotFoundError: No module named "
                         "'hermesctx_demo_plugin_missing_dependency'")
     assert lines[1].startswith(f"{bad}: summarizer.name: unknown summarizer 'nosuch'")
+
+
+def test_a_plugin_stage_option_must_name_a_hermesctx_setting(installed):
+    result = invoke(["run", "--pipeline", "badkey", SESSION])
+    assert result.status == 4
+    assert result.stderr == ("hermesctx: error: stage plugin 'badkey' (hermesctx-demo-plugin 0.1.0): option level "
+                             "names the config key demo.level, which hermesctx does not have\n")
 
 
 def test_engine_output_is_checked(installed):
