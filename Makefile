@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
 EDITABLE := --config-settings editable_mode=compat -e .
 
-.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs eval
+.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs eval eval-archive
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ reallogs: venv
 # or `make eval EVAL_DIR=../shared/real-logs` for a directory of agent logs; EVAL_ARGS="--rows ...".
 eval: venv
 	$(BIN)/python eval/run.py $(if $(EVAL_DIR),--dir $(EVAL_DIR)) $(EVAL_ARGS)
+
+# Nothing lost on real logs (issue 20; never CI): three rounds of compaction of each transcript into
+# one archive store, every message recovered byte for byte, recall of the middles' files and errors.
+eval-archive: venv
+	$(BIN)/python eval/archive.py --dir $(or $(EVAL_DIR),$(REALLOGS)) $(EVAL_ARGS)
 
 fuzz: venv
 	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz

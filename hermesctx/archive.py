@@ -81,9 +81,17 @@ class Archiver:
     def __init__(self, directory: str):
         self.directory = os.path.abspath(directory)
 
-    def __call__(self, messages: list, compressed_length: int, **_compaction) -> dict:
+    def _file(self, messages: list) -> tuple[str, bytes]:
         data = b"".join(jsonio.dumps(m) for m in messages)
-        path = os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl")
+        return os.path.join(self.directory, hashlib.sha256(data).hexdigest()[:32] + ".jsonl"), data
+
+    def note(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """The note naming the file the transcript will be archived in (nothing written yet)."""
+        return {"path": self._file(messages)[0], "messages": len(messages), "compressed_messages": compressed_length}
+
+    def __call__(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """Write the archive of ``messages``; its note."""
+        path, data = self._file(messages)
         try:
             os.makedirs(self.directory, exist_ok=True)
             if not _have(path, len(data)):
@@ -141,23 +149,36 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
 
 # --- the SQLite store (hermesctx.store): one span per compaction ------------------------------
 
+def _span_notes(messages: list) -> list:
+    """Every archive note line of the transcript that names a span (or a JSON Lines file), in order."""
+    from hermesctx.summary.text import text_view
+
+    notes = []
+    for msg in messages:
+        if isinstance(msg, dict):
+            for count, span, path, compressed in _LINE.findall(text_view(msg.get("content"))):
+                notes.append({"span": span or None, "path": path, "messages": int(count),
+                              "compressed_messages": int(compressed)})
+    return notes
+
+
 def _linked(store, messages: list) -> dict | None:
-    """The span of this store the transcript's newest archive note names (its id, or the JSON
-    Lines archive it was migrated from), or None. The note is only a link here: nothing is read
-    through it but the store's own record."""
-    note = _find_note(messages)
-    if note is None:
+    """The newest compaction of this store that the transcript's archive notes name (by span id,
+    or by the JSON Lines archive it was migrated from), or None. Newest by the store's own order,
+    not by place in the transcript: an older summary can sit in the tail after a newer one. The
+    notes are only links here: nothing is read through them but the store's own records."""
+    notes = _span_notes(messages)
+    spans = {n["span"]: n for n in notes if n["span"]}
+    sources = {}
+    for n in notes:
+        name = os.path.basename(n["path"])
+        if not n["span"] and _NAME.fullmatch(name):
+            sources[name] = n
+    newest = store.newest(list(spans), list(sources))
+    if newest is None:
         return None
-    span = note.get("span")
-    if span is None:
-        name = os.path.basename(note["path"]) if isinstance(note.get("path"), str) else ""
-        span = store.span_for_source(name) if _NAME.fullmatch(name) else None
-        if span is None:
-            return None
-    try:
-        return {**store.span(span), "note": note}
-    except InputError:
-        return None
+    record = store.span(newest)
+    return {**record, "note": spans.get(newest) or sources.get(record["source"])}
 
 
 class StoreArchiver:
@@ -174,18 +195,36 @@ class StoreArchiver:
     def for_doc(self, doc: Any) -> StoreArchiver:
         return StoreArchiver(self.path, self.session, doc)
 
-    def __call__(self, messages: list, compressed_length: int, *, summary: str = "",
-                 start: int | None = None, end: int | None = None) -> dict:
-        from hermesctx.store import Store, session_of
+    def _place(self, store, messages: list) -> tuple[str, str | None]:
+        """``(session, parent span)`` of a compaction of ``messages``."""
+        from hermesctx.store import session_of
+
+        parent = _linked(store, messages)
+        session = self.session or (parent["session"] if parent else None) \
+            or session_of(self.doc if self.doc is not None else messages, messages)
+        return session, parent["span"] if parent else None
+
+    def _note(self, span: str, messages: list, compressed_length: int) -> dict:
+        return {"path": self.path, "span": span, "messages": len(messages), "compressed_messages": compressed_length}
+
+    def note(self, messages: list, compressed_length: int, **_compaction) -> dict:
+        """The note naming the span the compaction will be stored as (nothing written yet)."""
+        from hermesctx.store import Store, span_id
 
         with Store.open(self.path) as store:
-            parent = _linked(store, messages)
-            session = self.session or (parent["session"] if parent else None) \
-                or session_of(self.doc if self.doc is not None else messages, messages)
+            session, _ = self._place(store, messages)
+        return self._note(span_id(session, messages), messages, compressed_length)
+
+    def __call__(self, messages: list, compressed_length: int, *, summary: str = "",
+                 start: int | None = None, end: int | None = None) -> dict:
+        """Store the compaction as a span; its note."""
+        from hermesctx.store import Store
+
+        with Store.open(self.path) as store:
+            session, parent = self._place(store, messages)
             span = store.add(messages, session=session, summary=summary, compressed=compressed_length,
-                             start=start, end=end, parent=parent["span"] if parent else None)
-        return {"path": self.path, "span": span, "messages": len(messages),
-                "compressed_messages": compressed_length}
+                             start=start, end=end, parent=parent)
+        return self._note(span, messages, compressed_length)
 
 
 def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:
@@ -199,18 +238,28 @@ def expand_store(doc: Any, *, path: str) -> tuple[Any, dict]:
     if note is None:
         return doc, {"expanded": False, "reason": "no archived compaction in this transcript"}
     with Store.open(path, create=False) as store:
-        if note.get("span") is not None:
-            record = store.span(note["span"])  # unknown: InputError naming the id
-        else:
-            record = _linked(store, messages)
-            if record is None:
-                raise InputError("the archive note names no span of this store (a JSON Lines archive not "
-                                 "migrated: `hermesctx recall --migrate DIR`); nothing read")
+        record = _linked(store, messages)
+        if record is None and note.get("span") is not None:
+            store.span(note["span"])  # an unknown span: InputError naming the id
+        if record is None:
+            raise InputError("the archive note names no span of this store (a JSON Lines archive not "
+                             "migrated: `hermesctx recall --migrate DIR`); nothing read")
         original = store.expand(record["span"])
-    compressed = record["compressed"] if record["compressed"] is not None else note["compressed_messages"]
+    compressed = record["compressed"] if record["compressed"] is not None else record["note"]["compressed_messages"]
     later = messages[compressed:]
     return with_messages(doc, original + later), {"expanded": True, "archive": store.path, "span": record["span"],
                                                   "restored": len(original), "kept_after": len(later)}
+
+
+def unwind(doc: Any, *, path: str) -> tuple[Any, int]:
+    """``doc`` with every compaction the store holds reversed, newest first (``compress --expand``
+    until no note of the store is left), and how many were."""
+    count = 0
+    while True:
+        back, report = expand_store(doc, path=path)
+        if not report["expanded"]:
+            return doc, count
+        doc, count = back, count + 1
 
 
 def migrate(directory: str, path: str) -> dict:

@@ -105,8 +105,14 @@ def _strings(value: Any, out: list) -> None:
             _strings(item, out)
     elif isinstance(value, dict):
         for key, item in value.items():
-            if key not in _SKIP_KEYS:
-                _strings(item, out)
+            if key in _SKIP_KEYS:
+                continue
+            if key == "arguments" and isinstance(item, str) and item[:1] in "{[":
+                try:  # tool call arguments are JSON text: its strings, unescaped (a \n is a line break)
+                    item = jsonio.loads(item)
+                except (ValueError, InputError):
+                    pass
+            _strings(item, out)
 
 
 def message_text(msg: Any) -> str:
@@ -189,6 +195,14 @@ def _without_note(content: Any) -> Any:
     return content
 
 
+def span_id(session: str, messages: list, blobs: list | None = None) -> str:
+    """The id of the span holding ``messages`` in ``session``: ``hx-`` and 12 hex digits of their hash."""
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass") + b"\0")
+    for blob in blobs if blobs is not None else (jsonio.dumps(m) for m in messages):
+        digest.update(blob)
+    return "hx-" + digest.hexdigest()[:12]
+
+
 # --- queries ---------------------------------------------------------------------------------
 
 def query_words(query: str) -> list:
@@ -216,17 +230,25 @@ def _scan_score(body: str, words: list) -> float:
     return total / (1.0 + math.log(1 + len(tokens)))
 
 
-def snippet(body: str, words: list) -> str:
-    """The text around the first matching term, redacted."""
-    from hermesctx.redact import redact
+def _phrase(toks: list) -> re.Pattern:
+    return re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, toks)) + r"(?![^\W_])", re.IGNORECASE)
 
-    text = redact(body)
-    found = (re.search(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, toks)) + r"(?![^\W_])", text, re.IGNORECASE)
-             for toks in words)
-    at = min((m.start() for m in found if m), default=0)
+
+def snippet(body: str, words: list) -> str:
+    """The text around the first matching term, redacted. Only a window of the text is redacted,
+    with a margin wider than any secret on each side, so a secret cut by the window is whole
+    where it is masked."""
+    from hermesctx.redact import _MARGIN, redact
+
+    phrases = [_phrase(toks) for toks in words]
+    at = min((m.start() for m in (p.search(body) for p in phrases) if m), default=0)
+    lo, hi = max(0, at - _SNIPPET // 2 - _MARGIN), min(len(body), at + _SNIPPET * 2 + _MARGIN)
+    text = redact(body[lo:hi])
+    found = [m.start() for m in (p.search(text) for p in phrases) if m]
+    at = min(found) if found else min(at - lo, len(text))  # (the term itself masked: about where it was)
     start, end = max(0, at - _SNIPPET // 2), min(len(text), at + _SNIPPET * 3 // 2)
     cut = " ".join(text[start:end].split())
-    return ("…" if start else "") + cut + ("…" if end < len(text) else "")
+    return ("…" if start + lo else "") + cut + ("…" if end < len(text) or hi < len(body) else "")
 
 
 # --- the store -------------------------------------------------------------------------------
@@ -370,10 +392,7 @@ class Store:
         summarized middle; ``compressed``: how many messages it gave back) and return its span id.
         A ``parent`` this store does not hold is not recorded."""
         blobs = [jsonio.dumps(m) for m in messages]
-        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass") + b"\0")
-        for blob in blobs:
-            digest.update(blob)
-        span = "hx-" + digest.hexdigest()[:12]
+        span = span_id(session, messages, blobs)
         created = created or now()
         tools = tool_names(messages)
         try:
@@ -426,6 +445,15 @@ class Store:
     def span_for_source(self, name: str) -> str | None:
         """The span migrated from the JSON Lines archive ``name`` (``<hash>.jsonl``), if any."""
         row = self._read("SELECT id FROM spans WHERE source = ? ORDER BY rowid LIMIT 1", (name,))
+        return row[0][0] if row else None
+
+    def newest(self, spans: list, sources: list = ()) -> str | None:
+        """Of the given span ids and migrated JSON Lines names, the span stored last (None: none known)."""
+        spans = [s for s in spans if isinstance(s, str) and SPAN_ID.fullmatch(s)]
+        marks = ", ".join("?" * len(spans)) or "NULL"
+        names = ", ".join("?" * len(sources)) or "NULL"
+        row = self._read(f"SELECT id FROM spans WHERE id IN ({marks}) OR source IN ({names}) "
+                         "ORDER BY rowid DESC LIMIT 1", (*spans, *sources))
         return row[0][0] if row else None
 
     def expand_bytes(self, span: str) -> list:

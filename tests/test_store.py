@@ -134,17 +134,23 @@ def test_unknown_forged_and_malformed_span_ids_are_input_errors(store):
         store.expand("hx-000000000000")
 
 
-def test_paths_that_are_not_stores_are_refused_without_opening_them(tmp_path):
-    target = tmp_path / "real.sqlite"
-    Store.open(str(target)).close()
+def bad_stores(tmp_path) -> dict:
+    """Paths where a store cannot be, by the words of their refusal: a symlink to a genuine store,
+    a FIFO, a text file, a missing file (opened with create=False)."""
+    real = tmp_path / "real.sqlite"
+    Store.open(str(real)).close()
     link = tmp_path / "link.sqlite"
-    link.symlink_to(target)
+    link.symlink_to(real)
     fifo = tmp_path / "fifo.sqlite"
     os.mkfifo(fifo)
-    text = tmp_path / "notes.sqlite"
-    text.write_text("hello, not a database\n")
-    for path, why in ((link, "a symlink"), (fifo, "not a regular file"), (text, "not a SQLite database"),
-                      (tmp_path / "missing.sqlite", "no archive store")):
+    text = tmp_path / "text.db"
+    text.write_text("not a database at all, just some text\n")
+    return {"a symlink": link, "not a regular file": fifo, "not a SQLite database": text,
+            "no archive store": tmp_path / "missing.sqlite"}
+
+
+def test_paths_that_are_not_stores_are_refused_without_opening_them(tmp_path):
+    for why, path in bad_stores(tmp_path).items():
         with pytest.raises(FileIOError, match=why) as err:
             Store.open(str(path), create=path.name != "missing.sqlite")
         assert err.value.status == 5

@@ -422,8 +422,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     out = strip_historical_media(kept)
     stripped = _images(kept) - _images(out) if out is not kept else 0
     out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
-    if archive:
-        out = _note_archive(out, archive(messages, len(out), summary=summary, start=start, end=end))
+    compaction = {"summary": summary, "start": start, "end": end}
+    if archive:  # the note now, the archive written only once the result is kept (below)
+        compaction["compressed_length"] = len(out)
+        out = _note_archive(out, archive.note(messages, **compaction))
 
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
@@ -440,6 +442,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     if after_tokens >= before_tokens:
         return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
                                   f"~{after_tokens:,} tokens); input kept", base)
+    if archive:
+        archive(messages, **compaction)
     savings = (before_tokens - after_tokens) / before_tokens * 100 if before_tokens else 0.0
     report["savings_pct"] = round(savings, 1)
     if savings < LOW_SAVINGS_PCT:
@@ -634,7 +638,8 @@ def build(options: Options, ctx):
                                protect_last_n=settings["compression.protect_last_n"],
                                tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
                                max_summary_tokens=budgets.max_summary_tokens, focus=options.focus,
-                               archive=archiver.for_doc(doc) if store else archiver, hermes_note=settings["compression.hermes_note"],
+                               archive=archiver.for_doc(doc) if store else archiver,  # (its session)
+                               hermes_note=settings["compression.hermes_note"],
                                allow_fallback=allow_fallback)
         for warning in (report.get("warning"), fallback_warning(report)):
             if warning:
