@@ -45,7 +45,7 @@ def table(hits: list, width: int = 100) -> str:
     """Hits as an aligned table, one line each, the snippet cut to the width left."""
     rows = [[("" if h[c] is None else str(h[c])) for c in _COLUMNS] for h in hits]
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(_COLUMNS)]
-    left = max(20, width - sum(widths) - 2 * len(widths))
+    left = max(40, width - sum(widths) - 2 * len(widths))
 
     def line(cells: list, snippet: str) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + snippet
@@ -93,7 +93,10 @@ def run(ctx: Context, request: Request) -> int:
                             since=request.since, until=request.until, limit=request.limit)
     fmt = request.fmt or ("table" if env.stdout_isatty else "json")
     if fmt == "table":
-        env.stdout.write(table(hits).encode("utf-8") if hits else b"")
+        import shutil
+
+        width = shutil.get_terminal_size((160, 24)).columns if env.stdout_isatty else 160
+        env.stdout.write(table(hits, width).encode("utf-8") if hits else b"")
     else:
         env.stdout.write(jsonio.dumps(hits))
     return ExitStatus.OK if hits else ExitStatus.CHECK_FAILED

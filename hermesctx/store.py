@@ -167,19 +167,24 @@ def tool_names(messages: list) -> list:
     return out
 
 
+HEAD_MESSAGES = 4  # messages after the system prompt that name a conversation
+
+
 def session_of(doc: Any, messages: list) -> str:
     """The session a transcript belongs to: the document's own ``session_id`` (or ``id``) when it
-    keeps one, else a stable hash of its first system and first user message."""
+    keeps one, else a stable hash of its head: the system prompt (without the note compress adds
+    to it) and the first :data:`HEAD_MESSAGES` messages after it. (Not just the first user
+    message: agents inject the same environment or AGENTS.md text as the first one of every
+    session in a project.) Only a first compaction needs it: later ones join their parent's."""
     if isinstance(doc, dict):
         for key in ("session_id", "id"):
             if isinstance(doc.get(key), str) and doc[key].strip():
                 return doc[key].strip()
     digest = hashlib.sha256()
-    for role in ("system", "user"):
-        first = next((m for m in messages if isinstance(m, dict) and m.get("role") == role), None)
-        if first is not None and role == "system":
-            first = {**first, "content": _without_note(first.get("content"))}
-        digest.update(jsonio.dumps(first))
+    system = next((m for m in messages if isinstance(m, dict) and m.get("role") == "system"), None)
+    digest.update(jsonio.dumps(system if system is None else {**system, "content": _without_note(system.get("content"))}))
+    for msg in [m for m in messages if m is not system][:HEAD_MESSAGES]:
+        digest.update(jsonio.dumps(msg))
     return "s-" + digest.hexdigest()[:12]
 
 

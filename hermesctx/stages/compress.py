@@ -542,8 +542,8 @@ class Options(BudgetOptions):
     session: str | None = option(
         flag="--session", metavar="NAME",
         help="The store session the compaction belongs to (default: the session of the span the "
-             "previous summary names, else the document's session_id/id, else a hash of its first "
-             "system and user messages).")
+             "previous summary names, else the document's session_id/id, else a hash of its system "
+             "prompt and first four messages).")
     expand: bool = option(False, flag="--expand", kind=bool,
                           help="Reverse the newest compaction made with --archive, reading only from that "
                                "PATH (the store, or the directory).")
