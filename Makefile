@@ -42,13 +42,14 @@ lint: venv
 
 # `make bench BENCH_ARGS="--size-mb 20"` for a quick run; SUMMARY_BENCH_ARGS="--sizes 1000,10000" for the
 # extractive summarizer's time per message (start-up and summary first: the Done-when table of
-# bench/run.py reads their results)
+# bench/run.py reads their results); RECALL_BENCH_ARGS="--messages 10000" for a smaller archive store
 bench: venv
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/files.py
 	$(BIN)/python bench/summary_scale.py $(SUMMARY_BENCH_ARGS)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
+	$(BIN)/python bench/recall.py $(RECALL_BENCH_ARGS)
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv

@@ -16,6 +16,7 @@ process (:func:`hermesctx.redact.configure`), also said on stderr.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ def _between(lo: float, hi: float, *, open_low: bool = False) -> Callable[[Any],
     return (lambda v: lo < v <= hi) if open_low else (lambda v: lo <= v <= hi)
 
 
+# a plugin's name as an entry point spells it (whether one is installed is checked when used,
+# and by `config check`: settings load on every command and must not scan the entry points)
+_PLUGIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 _NUMBER = (int, float)
 _OPT_STR = (str, type(None))
 _OPT_INT = (int, type(None))
@@ -77,15 +81,18 @@ KEYS: dict[str, Key] = {
     "auxiliary.compression.extra_body": Key({}, dict),
     "auxiliary.compression.reasoning_effort": Key("", str),
     "prompt_caching.cache_ttl": Key("5m", str, lambda v: v in ("5m", "1h"), "5m or 1h"),
-    "context.engine": Key("compressor", str, lambda v: v in ("", "compressor"), "compressor",
-                          "only the built-in compressor exists in hermesctx"),
+    "context.engine": Key("compressor", str, lambda v: v == "" or bool(_PLUGIN_NAME.fullmatch(v)),
+                          "compressor or an installed engine's name",
+                          "what compacts a transcript in compress and run: the built-in compressor, or a "
+                          "plugin engine (entry-point group hermesctx.engines) by name"),
     # hermesctx's own sections
     "spill.dir": Key(None, _OPT_STR, doc="directory for spilled tool results"),
     "spill.thresholds": Key({}, dict, doc="per-tool spill thresholds in characters"),
     "spill.default_threshold": Key(100_000, int, lambda v: v > 0, "> 0"),
     "spill.turn_budget": Key(200_000, int, lambda v: v > 0, "> 0"),
-    "summarizer.name": Key(None, _OPT_STR, lambda v: v in (None, "extractive", "anthropic", "openai"),
-                           "extractive, anthropic or openai"),
+    "summarizer.name": Key(None, _OPT_STR, lambda v: v is None or bool(_PLUGIN_NAME.fullmatch(v)),
+                           "extractive, anthropic, openai or an installed plugin summarizer's name",
+                           "who writes summaries (a plugin: entry-point group hermesctx.summarizers)"),
     "summarizer.retries": Key(3, int, lambda v: v >= 0, ">= 0"),
     "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",
                                    "consecutive failed summaries before the provider is no longer called "
@@ -357,22 +364,27 @@ def check_file(path: str) -> list[str]:
     return problems
 
 
-def render(settings: Settings, fmt: str, environ: Mapping[str, str], *, show_secrets: bool = False) -> bytes:
+def render(settings: Settings, fmt: str, environ: Mapping[str, str], *, show_secrets: bool = False,
+           plugins: list[dict] | None = None) -> bytes:
     """``config show``: every setting, its value and its source (secrets masked unless
-    ``show_secrets``), as a table or as JSON."""
+    ``show_secrets``), as a table or as JSON; then the installed ``plugins``
+    (:func:`hermesctx.plugins.listing`) when given."""
     from hermesctx import jsonio
 
     values = {key: settings[key] if show_secrets else _masked(key, settings[key]) for key in KEYS}
     if fmt == "json":
         return jsonio.dumps({"config": settings.path, "settings": {
             key: {"value": values[key], "source": settings.source(key), "env": None if key in NO_ENV else env_name(key)}
-            for key in KEYS}}, pretty=True)
+            for key in KEYS}, **({} if plugins is None else {"plugins": plugins})}, pretty=True)
     lines = [f"# config file: {settings.path or find_config(None, environ) or '(none)'}"]
     width = max(map(len, KEYS))
     for key in KEYS:
         value = values[key]
         shown = "null" if value is None else jsonio.dumps(value).decode().strip() if not isinstance(value, str) else value
         lines.append(f"{key:<{width}}  {shown}  ({settings.source(key)})")
+    if plugins is not None:
+        lines.append(f"# plugins: {len(plugins) or 'none'} installed")
+        lines += [f"# {p['kind']} {p['name']}: {p['value']} ({p['package']})" for p in plugins]
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -10,7 +10,7 @@ class ExitStatus(enum.IntEnum):
     CHECK_FAILED = 1  # a --check found problems (the status is the answer)
     USAGE = 2  # bad flags or arguments (click's own usage errors use 2 as well)
     BAD_INPUT = 3  # input is not JSON, or not a transcript of an accepted shape
-    UPSTREAM = 4  # a provider (summarizer) failed and no fallback could stand in
+    UPSTREAM = 4  # a provider (summarizer) failed and no fallback could stand in, or a plugin failed
     IO_ERROR = 5  # a file could not be read or written (spill dir, archive, report)
     INTERNAL = 70  # a bug in hermesctx (EX_SOFTWARE); rerun with --traceback and report it
     WORKER_DIED = 75  # a `run --jobs` worker was killed (OOM killer, kill -9); EX_TEMPFAIL: rerun
@@ -21,6 +21,6 @@ class ExitStatus(enum.IntEnum):
 
 EXIT_STATUS_HELP = (
     "Exit status: 0 ok; 1 a --check found problems; 2 usage error; 3 bad input; "
-    "4 provider failure; 5 file I/O error; 70 internal error; 75 a --jobs worker died; "
+    "4 provider or plugin failure; 5 file I/O error; 70 internal error; 75 a --jobs worker died; "
     "130 interrupted; 141 stdout closed; 143 terminated (SIGTERM)."
 )

@@ -37,7 +37,13 @@ class Stage:
 
 
 def stage_module(name: str):
-    return importlib.import_module(f"hermesctx.stages.{name.replace('-', '_')}")
+    """A built-in stage's module, or a plugin stage (entry-point group ``hermesctx.stages``, see
+    :mod:`hermesctx.plugins`) with the same face: ``Options``, ``build``, ``describe``."""
+    if name in STAGES:
+        return importlib.import_module(f"hermesctx.stages.{name.replace('-', '_')}")
+    from hermesctx import plugins
+
+    return plugins.stage(name, STAGES)
 
 
 def parse(entries: Any) -> list[tuple[str, dict]]:
@@ -54,12 +60,25 @@ def parse(entries: Any) -> list[tuple[str, dict]]:
             options = options or {}
         else:
             raise UsageError(f"pipeline[{i}]: expected a stage name or {{stage: {{options}}}}")
-        if name not in STAGES:
-            raise UsageError(f"pipeline[{i}]: unknown stage {name!r} (choose from {', '.join(STAGES)})")
+        if name not in STAGES and not _plugin_stage(name):
+            raise UsageError(f"pipeline[{i}]: unknown stage {name!r} (choose from {', '.join(_stage_names())})")
         if not isinstance(options, dict):
             raise UsageError(f"pipeline[{i}] ({name}): options must be a mapping")
         out.append((name, options))
     return out
+
+
+def _plugin_stage(name: Any) -> bool:
+    from hermesctx import plugins
+
+    return isinstance(name, str) and plugins.find(plugins.STAGES, name) is not None
+
+
+def _stage_names() -> list[str]:
+    """The built-in stages, then the installed plugin stages (read only for this error)."""
+    from hermesctx import plugins
+
+    return [*STAGES, *(n for n in plugins.names(plugins.STAGES) if n not in STAGES)]
 
 
 def _options(entries: Any) -> list[tuple[str, Any]]:
@@ -122,10 +141,31 @@ def check_config(path: str) -> list[str]:
 
     problems = check_file(path)
     if not problems or not problems[0].startswith(("config ", "cannot ")):
-        entries = flatten(read_config_file(path))[0].get("pipeline")
+        flat = flatten(read_config_file(path))[0]
+        entries = flat.get("pipeline")
         if isinstance(entries, list) and entries:
             problems += validate(entries)
+        problems += _plugin_problems(flat)
     return [p if p.startswith(("config ", "cannot ")) else f"{path}: {p}" for p in problems]
+
+
+def _plugin_problems(flat: dict) -> list[str]:
+    """The context engine and the summarizer the config names, when plugins: each must be
+    installed and load (a plugin the config does not name is not its problem)."""
+    from hermesctx import plugins
+    from hermesctx.errors import HermesctxError
+    from hermesctx.summary import NAMES
+
+    out = []
+    for key, group, builtins in (("context.engine", plugins.ENGINES, (plugins.BUILTIN_ENGINE, "")),
+                                 ("summarizer.name", plugins.SUMMARIZERS, NAMES)):
+        name = flat.get(key)
+        if isinstance(name, str) and name not in builtins:
+            try:
+                plugins.load(group, name, builtins=tuple(b for b in builtins if b))
+            except HermesctxError as exc:
+                out.append(f"{key}: {exc}")
+    return out
 
 
 def validate(entries: Any) -> list[str]:

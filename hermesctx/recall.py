@@ -29,6 +29,8 @@ class Request:
     fmt: str | None = None  # "json" or "table"; None: a table on a terminal, JSON when piped
     expand: str | None = None
     migrate: str | None = None
+    tool_schema: bool = False  # print the agent tools' definitions (hermesctx.agent_tools)
+    target: str | None = None  # their API: openai (default), anthropic or mcp
 
 
 def store_path(request: Request, ctx: Context) -> str:
@@ -61,9 +63,16 @@ def run(ctx: Context, request: Request) -> int:
     from hermesctx.store import Store
 
     env = ctx.env
-    asked = [x is not None for x in (request.query, request.expand, request.migrate)]
+    asked = [x is not None for x in (request.query, request.expand, request.migrate)] + [request.tool_schema]
     if sum(asked) != 1:
-        raise UsageError("give one of: a QUERY, --expand SPAN or --migrate DIR")
+        raise UsageError("give one of: a QUERY, --expand SPAN, --migrate DIR or --tool-schema")
+    if request.target is not None and not request.tool_schema:
+        raise UsageError("--target goes with --tool-schema")
+    if request.tool_schema:  # needs no store: the definitions to put in a request's `tools`
+        from hermesctx.agent_tools import schemas
+
+        env.stdout.write(jsonio.dumps(schemas(request.target or "openai"), pretty=True))
+        return ExitStatus.OK
     path = store_path(request, ctx)
     if request.migrate is not None:
         from hermesctx.archive import migrate

@@ -40,6 +40,7 @@ COMMANDS = {
     "run": "run",
     "recall": "recall",
     "config": "config",
+    "mcp": "mcp",
     "completion": "completion",
     "man": "man",
 }

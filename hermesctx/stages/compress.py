@@ -489,7 +489,8 @@ def describe(report: dict) -> str:
                 else report["reason"])
     if not report.get("compressed"):
         return f"{report['headline']}: {report['reason']}"
-    line = f"{report['headline']} ({report['summarizer']}); {report['token_line']}"
+    who = report.get("summarizer") or f"engine {report.get('engine')}"
+    line = f"{report['headline']} ({who}); {report['token_line']}"
     if report.get("note"):
         line += f"; {report['note']}"
     if report.get("warning"):
@@ -500,9 +501,10 @@ def describe(report: dict) -> str:
 @dataclass(frozen=True)
 class Options(BudgetOptions):
     summarizer: str | None = option(
-        flag="--summarizer", choices=("extractive", "anthropic", "openai"),
-        help="Who writes the summary (default: config summarizer.name / auxiliary.compression."
-             "provider, else extractive: offline, no model).")
+        flag="--summarizer", metavar="NAME",
+        help="Who writes the summary: extractive, anthropic, openai or an installed plugin "
+             "summarizer (default: config summarizer.name / auxiliary.compression.provider, else "
+             "extractive: offline, no model).")
     summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",
                                        help="Model of the summarizer (config auxiliary.compression.model).")
     base_url: str | None = option(flag="--base-url", key="auxiliary.compression.base_url",
@@ -552,6 +554,45 @@ class Options(BudgetOptions):
              "system prompt mentions those files, i.e. a Hermes transcript).")
 
 
+def _under_threshold(doc: Any, budgets) -> dict | None:
+    """The report of ``--if-needed`` on a transcript under the threshold, else None."""
+    size = tokens.rough_messages(messages_of(doc))
+    if size < budgets.threshold_tokens:
+        return {"compressed": False, "headline": "Not compressed",
+                "reason": f"~{size:,} tokens is under the threshold of {budgets.threshold_tokens:,}"}
+    return None
+
+
+def _engine_stage(name: str, options: Options, ctx, settings, summarizer, directory):
+    """The stage when config ``context.engine`` names a plugin engine (:mod:`hermesctx.plugins`):
+    the same ``--if-needed`` rule and budgets, the engine in place of :func:`compress`."""
+    from hermesctx import plugins
+    from hermesctx.errors import UsageError
+
+    if directory:  # the archive is written by the built-in compressor, from its own middle
+        raise UsageError(f"--archive (archive.path, archive.dir) works with the built-in compressor, not the engine {name!r}",
+                         hint="set context.engine: compressor, or leave the archive to the engine")
+    plugin, engine = plugins.engine(name)
+
+    def run(doc):
+        budgets = ctx.budgets(settings, doc)[0]
+        if options.if_needed and (skipped := _under_threshold(doc, budgets)) is not None:
+            return doc, skipped
+        messages = messages_of(doc)
+        check_messages(messages)
+        context = plugins.EngineContext(
+            context_length=budgets.context_length, threshold_tokens=budgets.threshold_tokens,
+            tail_token_budget=options.tail_tokens or budgets.tail_token_budget,
+            max_summary_tokens=budgets.max_summary_tokens,
+            protect_first_n=settings["compression.protect_first_n"],
+            protect_last_n=settings["compression.protect_last_n"], focus=options.focus,
+            summarizer=summarizer, settings=settings, warn=ctx.env.warn)
+        new, report = plugins.run_engine(plugin, engine, messages, context)
+        return (doc if new == messages else with_messages(doc, new)), report
+
+    return run
+
+
 def _is_store(path: str) -> bool:
     from hermesctx.store import is_store_path
 
@@ -577,6 +618,9 @@ def build(options: Options, ctx):
     from hermesctx.summary import choose
 
     primary = choose(settings, name=options.summarizer, environ=ctx.env.environ, warn=ctx.env.warn)
+    engine_name = settings["context.engine"] or "compressor"
+    if engine_name != "compressor":
+        return _engine_stage(engine_name, options, ctx, settings, primary, directory)
     allow_fallback = settings["summarizer.fallback"]
     fallback = None if primary.name == "extractive" or not allow_fallback else choose(settings, name="extractive")
     archiver = None
@@ -587,11 +631,8 @@ def build(options: Options, ctx):
 
     def run(doc):
         budgets = ctx.budgets(settings, doc)[0]
-        if options.if_needed:
-            size = tokens.rough_messages(messages_of(doc))
-            if size < budgets.threshold_tokens:
-                return doc, {"compressed": False, "headline": "Not compressed",
-                             "reason": f"~{size:,} tokens is under the threshold of {budgets.threshold_tokens:,}"}
+        if options.if_needed and (skipped := _under_threshold(doc, budgets)) is not None:
+            return doc, skipped
         out, report = compress(doc, summarizer=primary, fallback_summarizer=fallback,
                                protect_first_n=settings["compression.protect_first_n"],
                                protect_last_n=settings["compression.protect_last_n"],

@@ -648,7 +648,7 @@ def _make_summarizer(name: str | None, settings, environ):
     except ModuleNotFoundError:
         raise UsageError("the extractive summarizer is not available in this build",
                          hint="use --summarizer anthropic or openai") from None
-    if engine.name == "extractive":
+    if engine.name not in ("anthropic", "openai"):  # extractive, or a plugin summarizer
         return engine
     try:
         engine.client  # noqa: B018 - fails now (like Hermes's constructor) when there is no key

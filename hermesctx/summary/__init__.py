@@ -11,6 +11,9 @@ stand in, visibly.
 * ``anthropic`` / ``openai`` (:mod:`hermesctx.summary.providers`): the real SDKs, imported
   lazily; timeouts, retries with backoff on 429/5xx, errors classified in
   :class:`SummarizerError` so a context-length failure is reported as such.
+* any other name: a plugin summarizer registered in the entry-point group
+  ``hermesctx.summarizers`` (:mod:`hermesctx.plugins`), built with the options the model
+  summarizers take.
 """
 
 from __future__ import annotations
@@ -81,9 +84,13 @@ _MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer
 
 def make_summarizer(name: str, **options: Any) -> Summarizer:
     """Build a summarizer by name; options (model, base_url, api_key, timeout, retries, env)
-    go to its constructor. The SDKs are imported only here, on demand."""
+    go to its constructor. The SDKs are imported only here, on demand. A name that is not
+    built in is looked up among the plugin summarizers (unknown there too: a usage error
+    naming the installed ones)."""
     if name not in _MODULES:
-        raise ValueError(f"unknown summarizer {name!r} (choose from {', '.join(NAMES)})")
+        from hermesctx import plugins
+
+        return plugins.summarizer(name, NAMES, **options)
     module_name, class_name = _MODULES[name]
     return getattr(importlib.import_module(module_name), class_name)(**options)
 

@@ -16,7 +16,7 @@ _EXIT_MEANING = {
     ExitStatus.CHECK_FAILED: "A check failed (--check found a problem; config check found an error).",
     ExitStatus.USAGE: "Usage error: a bad option, value or config setting.",
     ExitStatus.BAD_INPUT: "Bad input: the input is not JSON or not a transcript; the message names where.",
-    ExitStatus.UPSTREAM: "A provider (summarizer) failed.",
+    ExitStatus.UPSTREAM: "A provider (summarizer) failed, or a plugin failed to load or raised.",
     ExitStatus.IO_ERROR: "A file could not be read or written.",
     ExitStatus.INTERNAL: "Internal error (a bug): rerun with --traceback and report it.",
     ExitStatus.INTERRUPTED: "Interrupted (Ctrl-C).",

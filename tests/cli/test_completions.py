@@ -36,7 +36,7 @@ def test_every_command_and_long_option_is_in_every_script():
 
 @pytest.mark.skipif(not shutil.which("bash"), reason="bash is not installed")
 @pytest.mark.parametrize("line,expected", [("hermesctx pru", "prune"), ("hermesctx compress --summ", "--summarizer"),
-                                           ("hermesctx compress --summarizer o", "openai"),
+                                           ("hermesctx trajectory --summarizer o", "openai"),
                                            ("hermesctx config ch", "check"), ("hermesctx run --j", "--jobs")])
 def test_bash_completion_completes(line, expected):
     words = line.split(" ")

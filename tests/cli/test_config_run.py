@@ -75,7 +75,8 @@ def test_config_check_names_key_and_range(tmp_path):
     lines = r.stderr.splitlines()
     assert f"{bad}: compression.threshold = 1.5 is out of range; allowed: in (0, 1]" in lines
     assert f"{bad}: compression.target_ratio = 0.05 is out of range; allowed: in [0.10, 0.80]" in lines
-    assert any("context.engine = 'lcm'" in line for line in lines)
+    assert f"{bad}: context.engine: unknown engine 'lcm' (installed: compressor); a plugin engine registers " \
+           "in the entry-point group hermesctx.engines" in lines
     assert f"{bad}: unknown key bogus" in lines and lines[-1] == f"4 problems in {bad}"
     good = invoke(["config", "check", FIXTURE])
     assert good.status == 0 and good.stderr.strip() == f"{FIXTURE}: ok"

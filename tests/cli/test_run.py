@@ -52,7 +52,11 @@ def test_run_reports_one_line_per_stage_and_quiet_silences(tmp_path):
 
 def test_unknown_context_engine_is_a_clear_error(tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("context: {engine: lcm}\npipeline: [prune]\n")
+    cfg.write_text("context: {engine: lcm}\npipeline: [prune, compress]\n")
     r = invoke(["run", "--config", str(cfg)], b"[]")
     assert r.status == 2
-    assert "context.engine = 'lcm' is out of range; allowed: compressor" in r.stderr
+    assert r.stderr == ("hermesctx: error: unknown engine 'lcm' (installed: compressor); a plugin engine "
+                        "registers in the entry-point group hermesctx.engines\n")
+    # a pipeline without a compress stage does not use the engine
+    cfg.write_text("context: {engine: lcm}\npipeline: [prune]\n")
+    assert invoke(["run", "--config", str(cfg)], b'[{"role": "user", "content": "hi"}]').status == 0

@@ -49,7 +49,7 @@ _ENTRIES = ("run_stage", "input_documents", "report_each", "report_problems", "s
 
 
 # commands that read no transcript (settings, shipped man pages and completions, the archive store)
-_NOT_TRANSCRIPTS = {"config", "completion", "man", "recall"}
+_NOT_TRANSCRIPTS = {"config", "completion", "man", "recall", "mcp"}
 
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS if p.stem not in _NOT_TRANSCRIPTS], ids=lambda p: p.stem)

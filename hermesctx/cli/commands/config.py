@@ -30,7 +30,8 @@ def command():
               help="Print API keys, tokens and URL passwords as they are (default: masked).")
 def show(config_path, fmt, show_secrets):
     """Print every setting, its value and where it came from (secrets masked: API keys, tokens,
-    passwords in URLs, credentials inside values; --show-secrets prints them).
+    passwords in URLs, credentials inside values; --show-secrets prints them), then the
+    installed plugins (stages, summarizers, context engines) and the packages they come from.
 
     \b
     Examples:
@@ -38,16 +39,20 @@ def show(config_path, fmt, show_secrets):
         HERMESCTX_COMPRESSION_THRESHOLD=0.6 hermesctx config show --format json
     """
     from hermesctx.config import render
+    from hermesctx.plugins import listing
 
     ctx = get_context(config_path)
-    ctx.env.stdout.write(render(ctx.settings, fmt, ctx.env.environ, show_secrets=show_secrets))
+    ctx.env.stdout.write(render(ctx.settings, fmt, ctx.env.environ, show_secrets=show_secrets,
+                                plugins=listing()))
 
 
 
 @command.command(epilog=EXIT_STATUS_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 def check(file):
-    """Check a config file: unknown keys, wrong types, out-of-range values, the pipeline.
+    """Check a config file: unknown keys, wrong types, out-of-range values, the pipeline, and
+    the plugins it names (context.engine, summarizer.name, pipeline stages): installed, loading,
+    their options valid.
 
     Prints one line per problem; exits 1 if there is any.
 

@@ -21,6 +21,10 @@ from hermesctx.exit import EXIT_STATUS_HELP
 @click.option("--expand", metavar="SPAN", help="Print the messages of SPAN (the transcript its compaction "
                                                "replaced) as a JSON array.")
 @click.option("--migrate", metavar="DIR", help="Import the <hash>.jsonl archives of DIR into the store (idempotent).")
+@click.option("--tool-schema", is_flag=True,
+              help="Print the definitions of the recall and expand agent tools (a `tools` array) and exit.")
+@click.option("--target", type=click.Choice(["openai", "anthropic", "mcp"]),
+              help="With --tool-schema: OpenAI function tools (default), Anthropic tools or MCP tools.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               envvar="HERMESCTX_CONFIG", help="Config file (default: as `hermesctx config show` finds it).")
 def command(config_path, **params):
@@ -37,6 +41,7 @@ def command(config_path, **params):
         hermesctx recall "KeyError" --role tool --tool terminal --since 2026-01-01 --archive a.sqlite
         hermesctx recall --expand hx-0123456789ab --archive a.sqlite | hermesctx estimate
         hermesctx recall --migrate .hermesctx/archive --archive a.sqlite
+        hermesctx recall --tool-schema --target anthropic > tools.json
     """
     from hermesctx import recall
 

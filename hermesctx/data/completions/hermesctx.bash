@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config completion man"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config mcp completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -43,7 +43,6 @@ _hermesctx() {
         words="--jsonl --no-jsonl --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
     "compress")
         case "$prev" in
-            --summarizer) COMPREPLY=($(compgen -W "extractive anthropic openai" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
@@ -88,8 +87,9 @@ _hermesctx() {
     "recall")
         case "$prev" in
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+            --target) COMPREPLY=($(compgen -W "openai anthropic mcp" -- "$cur")); return;;
         esac
-        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --config --help";;
+        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --tool-schema --target --config --help";;
     "config")
         words="--help check show";;
     "config check")
@@ -99,6 +99,8 @@ _hermesctx() {
             --format) COMPREPLY=($(compgen -W "table json" -- "$cur")); return;;
         esac
         words="--config --format --show-secrets --help";;
+    "mcp")
+        words="--archive --config --help";;
     "completion")
         words="--install --help";;
     "man")

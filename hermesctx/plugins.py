@@ -1,0 +1,270 @@
+"""Third-party stages, summarizers and context engines, registered as Python entry points.
+
+Three entry-point groups; each entry's name is what a config or a flag names:
+
+* ``hermesctx.stages``: a module (or any object) with the face of a built-in stage
+  (:mod:`hermesctx.stages`): ``Options`` (a frozen dataclass declared with
+  :func:`hermesctx.options.option`, a ``key`` only one of hermesctx's settings; optional, no
+  options when absent), ``build(options, ctx)`` returning ``doc -> (doc, report)``, and
+  ``describe(report) -> str`` (optional). A ``run`` pipeline names it like a built-in stage,
+  options checked by its ``Options``.
+* ``hermesctx.summarizers``: a class (or factory) called with the keyword arguments the
+  built-in model summarizers take (``model``, ``base_url``, ``api_key``, ``timeout``,
+  ``retries``, ``env``, ``max_failures``, ``warn``; take ``**kwargs`` for the rest), returning
+  an object with ``name`` and ``summarize(request) -> str`` (:class:`hermesctx.summary.Summarizer`).
+  ``summarizer.name`` / ``--summarizer`` select it.
+* ``hermesctx.engines``: what replaces the built-in ``compressor`` in ``compress`` and in
+  ``run``'s compress stage when config ``context.engine`` names it: an object (a module, an
+  instance) with ``compress(messages, context) -> messages | (messages, report)``, or a class
+  or factory called without arguments that returns one. ``context`` is an
+  :class:`EngineContext`. The input list is never to be mutated.
+
+Discovery is lazy: :mod:`importlib.metadata` is read only when a name is not a built-in one,
+or by ``config show`` / ``config check``, never at the start of a command that needs none.
+
+Errors, each one line naming the plugin and its package: a name nobody installed is a usage
+error (exit 2) listing what is installed; a plugin that fails to import, has the wrong face or
+raises while it runs is a :class:`PluginError`, exit 4 (a third-party component failed, as a
+provider does: not a bug of hermesctx, so not 70). A plugin that raises one of hermesctx's own
+errors (:mod:`hermesctx.errors`) keeps that error and its status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermesctx.errors import HermesctxError, UsageError
+from hermesctx.exit import ExitStatus
+
+STAGES = "hermesctx.stages"
+SUMMARIZERS = "hermesctx.summarizers"
+ENGINES = "hermesctx.engines"
+GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}
+BUILTIN_ENGINE = "compressor"
+
+
+class PluginError(HermesctxError):
+    """A plugin could not be loaded or failed while it ran (exit 4)."""
+
+    status = ExitStatus.UPSTREAM
+
+
+@dataclass(frozen=True)
+class Plugin:
+    group: str
+    name: str
+    value: str  # "module:attr", as the entry point says
+    package: str  # the distribution that registered it, with its version
+
+    @property
+    def kind(self) -> str:
+        return GROUPS[self.group]
+
+    def label(self) -> str:
+        return f"{self.kind} plugin {self.name!r} ({self.package})"
+
+
+_found: dict[str, list] = {}
+_loaded: dict[tuple[str, str], Any] = {}
+
+
+def installed(group: str) -> list[Plugin]:
+    """The entry points of ``group``, sorted by name (the first of a duplicated name wins),
+    read once per process."""
+    if group not in _found:
+        from importlib.metadata import entry_points
+
+        plugins: dict[str, Plugin] = {}
+        for ep in entry_points(group=group):
+            dist = getattr(ep, "dist", None)
+            package = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown package"
+            plugins.setdefault(ep.name, Plugin(group, ep.name, ep.value, package))
+        _found[group] = sorted(plugins.values(), key=lambda p: p.name)
+    return _found[group]
+
+
+def names(group: str) -> list[str]:
+    return [p.name for p in installed(group)]
+
+
+def find(group: str, name: str) -> Plugin | None:
+    return next((p for p in installed(group) if p.name == name), None)
+
+
+def load(group: str, name: str, *, builtins: tuple[str, ...] = ()) -> tuple[Plugin, Any]:
+    """The object the entry point ``name`` of ``group`` names, imported once. A name not
+    installed is a :class:`UsageError` listing the built-in and installed names; an import that
+    fails is a :class:`PluginError`."""
+    plugin = find(group, name)
+    if plugin is None:
+        kind = GROUPS[group]
+        known = [*builtins, *(n for n in names(group) if n not in builtins)]
+        raise UsageError(f"unknown {kind} {name!r} (installed: {', '.join(known) or 'none'})",
+                         hint=f"a plugin {kind} registers in the entry-point group {group}")
+    key = (group, name)
+    if key not in _loaded:
+        from importlib.metadata import EntryPoint
+
+        try:
+            _loaded[key] = EntryPoint(plugin.name, plugin.value, group).load()
+        except Exception as exc:  # noqa: BLE001 - anything a third-party import raises is its failure
+            raise PluginError(f"{plugin.label()} failed to load: {_one_line(exc)}") from None
+    return plugin, _loaded[key]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def guarded(plugin: Plugin, fn: Callable, what: str = "failed") -> Callable:
+    """``fn`` with what it raises (other than hermesctx's own errors) turned into a one-line
+    :class:`PluginError` naming the plugin."""
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except HermesctxError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's failure, said as one line
+            raise PluginError(f"{plugin.label()} {what}: {_one_line(exc)}") from None
+    return call
+
+
+# --- stages ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _NoOptions:
+    """The options of a plugin stage that declares none."""
+
+
+@dataclass(frozen=True)
+class StagePlugin:
+    """A plugin stage with the face of a built-in stage module."""
+
+    plugin: Plugin
+    Options: type
+    build: Callable
+    describe: Callable | None
+
+
+def stage(name: str, builtins: tuple[str, ...] = ()) -> StagePlugin:
+    plugin, obj = load(STAGES, name, builtins=builtins)
+    build = getattr(obj, "build", None)
+    if not callable(build):
+        raise PluginError(f"{plugin.label()} is not a stage: it has no build(options, ctx)")
+    options = getattr(obj, "Options", _NoOptions)
+    import dataclasses
+
+    if not dataclasses.is_dataclass(options):
+        raise PluginError(f"{plugin.label()}: its Options is not a dataclass")
+    from hermesctx.config import KEYS
+    from hermesctx.options import specs
+
+    for f, spec in specs(options):  # a flag may override only a setting hermesctx has
+        if spec.key and spec.key not in KEYS:
+            raise PluginError(f"{plugin.label()}: option {f.name} names the config key {spec.key}, "
+                              "which hermesctx does not have")
+    describe = getattr(obj, "describe", None)
+
+    def built(opts, ctx):
+        run = guarded(plugin, build, "failed to build")(opts, ctx)
+        if not callable(run):
+            raise PluginError(f"{plugin.label()}: build() returned {type(run).__name__}, not a function")
+        return _checked_stage(plugin, run)
+
+    return StagePlugin(plugin, options, built,
+                       guarded(plugin, describe, "failed to describe") if callable(describe) else None)
+
+
+def _checked_stage(plugin: Plugin, run: Callable) -> Callable:
+    guarded_run = guarded(plugin, run)
+
+    def one(doc):
+        out = guarded_run(doc)
+        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], (dict, type(None)))):
+            raise PluginError(f"{plugin.label()} returned {type(out).__name__}, not (document, report)")
+        return out
+    return one
+
+
+# --- summarizers -------------------------------------------------------------------------------
+
+def summarizer(name: str, builtins: tuple[str, ...], **options: Any):
+    """A plugin summarizer, built with ``options``; checked for ``summarize``."""
+    plugin, factory = load(SUMMARIZERS, name, builtins=builtins)
+    made = guarded(plugin, factory, "failed to start")(**options) if callable(factory) else factory
+    if not callable(getattr(made, "summarize", None)):
+        raise PluginError(f"{plugin.label()} is not a summarizer: it has no summarize(request)")
+    if not isinstance(getattr(made, "name", None), str):
+        try:
+            made.name = name
+        except AttributeError:
+            raise PluginError(f"{plugin.label()}: a summarizer needs a name attribute") from None
+    return made
+
+
+# --- engines -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EngineContext:
+    """What a context engine is told about the transcript it compacts."""
+
+    context_length: int  # the model's window, in tokens
+    threshold_tokens: int  # compression triggers at this size
+    tail_token_budget: int  # tokens the built-in compressor keeps verbatim at the end
+    max_summary_tokens: int
+    protect_first_n: int
+    protect_last_n: int
+    focus: str | None
+    summarizer: Any  # the summarizer the settings chose (a Summarizer): engines may use it
+    settings: Any  # every setting, read-only (``settings["context.engine"]``)
+    warn: Callable[[str], None] = field(default=print)
+
+
+def engine(name: str):
+    """The ``compress(messages, context)`` function of the engine ``name``."""
+    plugin, obj = load(ENGINES, name, builtins=(BUILTIN_ENGINE,))
+    if isinstance(obj, type) or (not callable(getattr(obj, "compress", None)) and callable(obj)):
+        obj = guarded(plugin, obj, "failed to start")()  # a class or a factory: one engine per stage
+    compress = getattr(obj, "compress", None)
+    if not callable(compress):
+        raise PluginError(f"{plugin.label()} is not a context engine: it has no compress(messages, context)")
+    return plugin, guarded(plugin, compress)
+
+
+def run_engine(plugin: Plugin, compress: Callable, messages: list, context: EngineContext) -> tuple[list, dict]:
+    """The engine on a message list: ``(messages, report)``, its output checked as a message
+    list (its report, if it gives one, kept under ``engine_report``)."""
+    from hermesctx import tokens
+    from hermesctx.messages import check_messages
+
+    out = compress(messages, context)
+    report: dict = {}
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], (dict, type(None))):
+        out, report = out[0], out[1] or {}
+    if not isinstance(out, list):
+        raise PluginError(f"{plugin.label()} returned {type(out).__name__}, not a list of messages")
+    try:
+        check_messages(out)
+    except HermesctxError as exc:
+        raise PluginError(f"{plugin.label()} returned an invalid transcript: {exc}") from None
+    before, after = tokens.rough_messages(messages), tokens.rough_messages(out)
+    changed = out != messages
+    headline = (f"Compressed: {len(messages)} → {len(out)} messages" if changed
+                else f"No changes from engine {plugin.name}: {len(messages)} messages")
+    return out, {"engine": plugin.name, "engine_package": plugin.package, "compressed": changed,
+                 "headline": headline, "reason": None if changed else "the engine changed nothing",
+                 "token_line": f"Approx request size: ~{before:,} → ~{after:,} tokens",
+                 "summarizer": None, "messages_before": len(messages), "messages_after": len(out),
+                 "tokens_before": before, "tokens_after": after, "engine_report": report}
+
+
+# --- listing (config show) ---------------------------------------------------------------------
+
+def listing() -> list[dict]:
+    """Every installed plugin of the three groups: ``{"kind", "name", "package", "value"}``."""
+    return [{"kind": p.kind, "name": p.name, "package": p.package, "value": p.value}
+            for group in GROUPS for p in installed(group)]
+

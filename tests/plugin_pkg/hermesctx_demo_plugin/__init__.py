@@ -1,0 +1,1 @@
+"""A demo hermesctx plugin (tests only): a stage, a summarizer and a context engine."""

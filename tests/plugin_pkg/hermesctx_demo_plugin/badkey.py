@@ -1,0 +1,16 @@
+"""A stage whose option names a config key hermesctx does not have (refused when loaded)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermesctx.options import option
+
+
+@dataclass(frozen=True)
+class Options:
+    level: int | None = option(flag="--level", kind=int, key="demo.level", help="Not a hermesctx setting.")
+
+
+def build(options, ctx):
+    return lambda doc: (doc, {})

@@ -1,0 +1,13 @@
+"""Summarizer ``echo``: a fixed, checkable summary naming how many turns it was given."""
+
+from __future__ import annotations
+
+
+class EchoSummarizer:
+    name = "echo"
+
+    def __init__(self, **options):
+        self.model = options.get("model")
+
+    def summarize(self, request):
+        return f"ECHO SUMMARY of {len(request.turns)} turns (model {self.model})"
