@@ -115,7 +115,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
-            '--summarizer': ('summarizer', 'value', ('choice', ('extractive', 'anthropic', 'openai')), False),
+            '--summarizer': ('summarizer', 'value', ('text',), False),
             '--summary-model': ('summary_model', 'value', ('text',), False),
             '--base-url': ('base_url', 'value', ('text',), False),
             '--api-key': ('api_key', 'value', ('text',), False),
@@ -127,7 +127,8 @@ COMMANDS = {
             '--protect-last-n': ('protect_last_n', 'value', ('int', 1, None), False),
             '--tail-tokens': ('tail_tokens', 'value', ('int', 1, None), False),
             '--if-needed': ('if_needed', 'set', True),
-            '--archive': ('archive_dir', 'value', ('path', False, True, False, True, False, False, False), False),
+            '--archive': ('archive_dir', 'value', ('text',), False),
+            '--session': ('session', 'value', ('text',), False),
             '--expand': ('expand', 'set', True),
             '--hermes-note': ('hermes_note', 'set', True),
             '--no-hermes-note': ('hermes_note', 'set', False),
@@ -153,7 +154,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, False, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'summarizer': None, 'summary_model': None, 'base_url': None, 'api_key': None, 'timeout': None, 'fallback': None, 'focus': None, 'protect_first_n': None, 'protect_last_n': None, 'tail_tokens': None, 'if_needed': False, 'archive_dir': None, 'expand': False, 'hermes_note': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'summarizer': None, 'summary_model': None, 'base_url': None, 'api_key': None, 'timeout': None, 'fallback': None, 'focus': None, 'protect_first_n': None, 'protect_last_n': None, 'tail_tokens': None, 'if_needed': False, 'archive_dir': None, 'session': None, 'expand': False, 'hermes_note': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'cache-mark': {
