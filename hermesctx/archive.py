@@ -126,6 +126,33 @@ def _read_archive(directory: str, note: dict) -> bytes:
     return data
 
 
+def _newest_file_note(directory: str, messages: list, note: dict) -> tuple[dict, bytes | None]:
+    """The note of the newest compaction among the JSON Lines archives the transcript names, with
+    its verified bytes when they were read to decide. Place in the transcript does not tell it (an
+    older summary can stay in the tail after a newer one), content does: a compaction archives its
+    input, so the newest archive holds the notes of the older ones and none holds the newest's
+    name (a hash of content that holds theirs). Archives that cannot be read only take no part;
+    when content does not single one out, ``note`` (the last in place) stands."""
+    names = {}
+    for found in _span_notes(messages):
+        name = os.path.basename(found["path"])
+        if not found["span"] and _NAME.fullmatch(name):
+            names[name] = found
+    if len(names) < 2:
+        return note, None
+    data = {}
+    for name, found in names.items():
+        try:
+            data[name] = _read_archive(directory, found)
+        except (FileIOError, InputError):
+            continue
+    newest = [name for name in data
+              if not any(name.encode() in other for key, other in data.items() if key != name)]
+    if len(newest) != 1:
+        return note, None
+    return names[newest[0]], data[newest[0]]
+
+
 def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
     """The transcript from before compression (plus messages added since), from its archive
     in ``directory`` (whatever path the note gives, only its name is looked up there)."""
@@ -134,7 +161,9 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
     if note is None:
         return doc, {"expanded": False, "reason": "no archived compaction in this transcript"}
     directory = os.path.abspath(directory)
-    data = _read_archive(directory, note)
+    note, data = _newest_file_note(directory, messages, note)
+    if data is None:
+        data = _read_archive(directory, note)
     name = os.path.basename(note["path"])
     try:
         original = [jsonio.loads(line) for line in data.splitlines() if line.strip()]

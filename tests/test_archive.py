@@ -228,3 +228,23 @@ def test_archiving_replaces_a_planted_symlink(tmp_path):
     _, out = _compressed(tmp_path, doc)
     assert outside.read_text() == "keep me" and not planted.is_symlink() and planted.read_bytes() == data
     assert expand(out, directory=str(arch))[0] == doc
+
+
+def test_expand_takes_the_newest_compaction_when_an_older_summary_stays_in_the_tail(tmp_path):
+    """A transcript can keep an older summary in its tail after the newer one (a Codex log does):
+    the newest compaction is the one whose archive holds the other's note, not the last note."""
+    from hermesctx.archive import note_line
+
+    arch = Archiver(str(tmp_path / "arch"))
+    system = {"role": "system", "content": "be brief"}
+    first = [system] + [{"role": r, "content": f"turn {i}"} for i, r in enumerate(["user", "assistant"] * 3)]
+    older = {"role": "user", "content": "summary one\n" + note_line(arch(first, 3))}
+    second = [system, older, {"role": "user", "content": "go on"}, {"role": "assistant", "content": "done"}]
+    newer = {"role": "user", "content": "summary two\n" + note_line(arch(second, 5))}
+    compressed = [system, newer, older, {"role": "user", "content": "go on"},
+                  {"role": "assistant", "content": "done"}]
+    later = [{"role": "user", "content": "and now?"}]
+    back, report = expand(compressed + later, directory=str(tmp_path / "arch"))
+    assert back == second + later and report["restored"] == len(second)
+    again, _ = expand(back, directory=str(tmp_path / "arch"))
+    assert again == first + second[3:] + later
