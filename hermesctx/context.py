@@ -43,14 +43,15 @@ class Env:
     def warn(self, message: str) -> None:
         """One line on stderr, secrets redacted; the same warning is given once per run, not
         once per line."""
-        from hermesctx.redact import redact
-
-        message = redact(message)
-        if message in self._warned:
+        if self.quiet or message in self._warned:  # (a batch gives one warning per line: redact it once)
             return
         self._warned.add(message)
-        if not self.quiet:
-            print(f"hermesctx: warning: {message}", file=self.stderr, flush=True)
+        from hermesctx.redact import redact
+
+        line = f"hermesctx: warning: {redact(message)}"
+        if line not in self._warned:  # texts that differ only where the mask hides are one warning
+            self._warned.add(line)
+            print(line, file=self.stderr, flush=True)
 
     def info(self, message: str) -> None:
         if not self.quiet:

@@ -90,3 +90,19 @@ def test_report_dash_is_json_on_stderr_and_nothing_written(tmp_path, monkeypatch
     report = json.loads(r.stderr)
     assert report["pruned"] == 0 and report["tokens_before"] == report["tokens_after"]
     assert os.listdir(tmp_path) == []
+
+
+def test_a_warning_is_given_once_redacted_and_never_when_quiet():
+    env = make_env()
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 6
+    for _ in range(3):
+        env.warn("line 1: an odd message")
+    env.warn(f"the key {secret} was refused")
+    env.warn(f"the key {secret} was refused")
+    lines = env.stderr.getvalue().splitlines()
+    assert lines[0] == "hermesctx: warning: line 1: an odd message"
+    assert len(lines) == 2 and secret not in lines[1] and "was refused" in lines[1]
+    quiet = make_env()
+    quiet.quiet = True
+    quiet.warn("anything")
+    assert quiet.stderr.getvalue() == ""
