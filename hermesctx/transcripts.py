@@ -21,7 +21,7 @@ from hermesctx.context import Env
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 
-_READ_BUFFER = 1 << 20
+_READ_BUFFER = 4 << 20  # long JSONL lines (transcripts of 100s of KB) split ~2x faster than through 1 MiB
 
 
 @contextmanager
