@@ -34,6 +34,7 @@ import os
 import re
 from typing import Any
 
+
 class _lazy:  # noqa: N801 (used as re.compile is)
     """A regex compiled on its first use, not at import: a command that redacts a few report
     lines uses a handful of these ~40 patterns, and compiling all of them cost ~20 ms of every
