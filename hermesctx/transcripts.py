@@ -43,6 +43,8 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         yield jsonio.decompressed(env.stdin)
         return
     try:
+        if os.stat(path).st_size > jsonio.LONG_INPUT:  # (before the read buffer is allocated)
+            jsonio.keep_freed_memory()
         handle = open(path, "rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
