@@ -220,10 +220,40 @@ def rough_saved(before: list, after: list) -> int:
     chars = images = 0
     for old, new in zip(before, after):
         if old is not new:
+            if _imageless(old) and _imageless(new):
+                chars += _printed_diff(old, new)  # (both sides: printed_len, no image)
+                continue
             was, now = message_size(old), message_size(new)
             chars += was[0] - now[0]
             images += was[1] - now[1]
     return chars // 4 + IMAGE_TOKENS * images
+
+
+def _imageless(msg: Any) -> bool:
+    """A message :func:`message_size` measures as ``(printed_len(msg), 0)`` with no shadow:
+    a dict without stash whose content is neither a list nor an object (no image part can be
+    in it)."""
+    if type(msg) is not dict or "_anthropic_content_blocks" in msg:
+        return False
+    kind = type(msg.get("content"))
+    return kind is not list and kind is not dict
+
+
+def _printed_diff(old: Any, new: Any) -> int:
+    """``_repr_form_len(old) - _repr_form_len(new)``, measuring only what differs: a stage
+    hands back what it did not change as the same objects, and a dict's printed length is its
+    keys' and values' plus a fixed part per item (a list's the same per item), so two dicts
+    with the same keys differ by what their values do. A rewritten tool result costs one
+    measure of the old text and of its stub, not of the whole message twice."""
+    if old is new:
+        return 0
+    kind = type(old)
+    if kind is type(new):
+        if kind is dict and len(old) == len(new) and old.keys() == new.keys():
+            return sum([_printed_diff(value, new[key]) for key, value in old.items()])
+        if kind is list and len(old) == len(new):
+            return sum(map(_printed_diff, old, new))
+    return _repr_form_len(old) - _repr_form_len(new)
 
 
 def rough_tools(tools: Any) -> int:

@@ -78,3 +78,55 @@ def test_cache_mark_counts_as_counting_the_output_again(messages, native, shape)
     system = out.get("system") if isinstance(out, dict) else None
     assert report["markers"] == count_markers(messages_of(out), system)
     assert report["removed"] == count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
+
+
+# --- prune's "tokens saved": measuring only what differs gives the full measure ---------------
+
+from hermesctx import tokens  # noqa: E402
+
+TEXT = st.text(alphabet=st.sampled_from("ab '\"\\\n\t\x01é"), max_size=80)
+LEAF = TEXT | st.none() | st.booleans() | st.integers(-5, 5)
+VALUE = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=8)
+MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["tool", "assistant", "user"])},
+    optional={"content": VALUE, "tool_calls": VALUE, "name": TEXT,
+              "_anthropic_content_blocks": st.just([{"type": "image", "source": {}}])})
+
+
+def _edit(draw, value, depth=0):
+    """``value`` as a stage leaves it: itself, a new value, or (a container) a new one that
+    shares some of its parts, with a key added or removed."""
+    choice = draw(st.integers(0, 3))
+    if choice == 0 or depth > 3:
+        return value
+    if choice == 1 or not isinstance(value, (dict, list)):
+        return draw(VALUE)
+    if isinstance(value, list):
+        return [_edit(draw, item, depth + 1) for item in value]
+    out = {key: _edit(draw, item, depth + 1) for key, item in value.items()}
+    if draw(st.booleans()):
+        out[draw(st.sampled_from(["a", "b", "c", "d"]))] = draw(VALUE)
+    elif out and draw(st.booleans()):
+        del out[draw(st.sampled_from(sorted(out)))]
+    return out
+
+
+@st.composite
+def edited(draw):
+    """A message list and the list a stage makes of it: untouched messages are the same
+    objects, rewritten ones new dicts sharing what they did not change."""
+    before = draw(st.lists(MESSAGE, max_size=6))
+    return before, [msg if draw(st.booleans()) else _edit(draw, msg, 1) for msg in before]
+
+
+@settings(max_examples=500, deadline=None)
+@given(edited())
+def test_tokens_saved_measured_on_the_differences_is_the_full_measure(pair):
+    before, after = pair
+    chars = images = 0
+    for old, new in zip(before, after):
+        was, now = tokens.message_size(old), tokens.message_size(new)
+        chars += was[0] - now[0]
+        images += was[1] - now[1]
+    assert tokens.rough_saved(before, after) == chars // 4 + tokens.IMAGE_TOKENS * images
