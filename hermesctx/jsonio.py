@@ -103,10 +103,12 @@ def _has_float(value: Any) -> bool:
         item = pop()
         for child in item.values() if type(item) is dict else item:
             kind = type(child)
-            if kind is float:
-                return True
+            if kind is str:  # the usual leaf, told apart first
+                continue
             if kind is dict or kind is list:
                 push(child)
+            elif kind is float:
+                return True
     return False
 
 

@@ -153,11 +153,20 @@ def _place(msg: dict, mark: dict, native: bool) -> dict:
     return msg
 
 
+def _unmarked(messages: list, counts: list[int] | None) -> list:
+    """Every message without its markers; ``counts`` (each one's :func:`message_markers`, when
+    known) spares looking again at the messages that hold none (given back as they are)."""
+    if counts is None:
+        return [unmark_message(m) for m in messages]
+    return [unmark_message(m) if n else m for m, n in zip(messages, counts)]
+
+
 def mark_messages(messages: list, *, ttl: str = "5m", native: bool = False,
-                  strategy: str = SYSTEM_AND_3) -> tuple[list, list[int]]:
-    """``(new_list, marked_indexes)`` for OpenAI-shaped messages."""
+                  strategy: str = SYSTEM_AND_3, counts: list[int] | None = None) -> tuple[list, list[int]]:
+    """``(new_list, marked_indexes)`` for OpenAI-shaped messages (``counts``: see
+    :func:`_unmarked`)."""
     mark = marker(ttl)
-    out = [unmark_message(m) for m in messages]
+    out = _unmarked(messages, counts)
     if strategy == NONE or not out:
         return out, []
     chosen = []
@@ -218,9 +227,10 @@ def _mark_block(msg: dict, j: int | None, mark: dict) -> dict:
     return {**msg, "content": content}
 
 
-def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3) -> tuple[dict, list]:
+def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3,
+                   counts: list[int] | None = None) -> tuple[dict, list]:
     mark = marker(ttl)
-    messages = [unmark_message(m) for m in body["messages"]]
+    messages = _unmarked(body["messages"], counts)
     out = dict(body)
     if isinstance(body.get("tools"), list):
         out["tools"] = _unmark_parts(body["tools"])  # a tool definition can hold a breakpoint too
@@ -284,10 +294,11 @@ def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str
     removed = sum(counts) + len(_part_markers(doc.get("system") if isinstance(doc, dict) else None, ""))
     if _is_anthropic_body(doc, messages):
         removed += _tool_markers(doc)
-        out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy)
+        out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy,
+                                     counts=counts)
         layout = "anthropic"
     else:
-        new, placed = mark_messages(messages, ttl=ttl, native=native, strategy=strategy)
+        new, placed = mark_messages(messages, ttl=ttl, native=native, strategy=strategy, counts=counts)
         out = with_messages(doc, new)
         layout = "native" if native else "envelope"
     report = {"layout": layout, "strategy": strategy, "ttl": ttl, "breakpoints": placed,

@@ -6,7 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermesctx.messages import messages_of
-from hermesctx.stages.cache_mark import cache_mark, count_markers
+from hermesctx.stages.cache_mark import (
+    _unmarked,
+    cache_mark,
+    count_markers,
+    mark_anthropic,
+    mark_messages,
+    message_markers,
+)
 from hermesctx.wire.rules import PAIRING_RULES, _openai_pairing, _Sink, openai_pairs_clean
 
 IDS = st.sampled_from(["a", "b", "c", ""]) | st.sampled_from([None, 1, ["a"]])
@@ -78,6 +85,21 @@ def test_cache_mark_counts_as_counting_the_output_again(messages, native, shape)
     system = out.get("system") if isinstance(out, dict) else None
     assert report["markers"] == count_markers(messages_of(out), system)
     assert report["removed"] == count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(plain | marked, min_size=1, max_size=10), st.booleans(), st.booleans())
+def test_unmarking_only_the_messages_counted_with_markers_is_unmarking_all(messages, native, anthropic):
+    """cache-mark unmarks only the messages whose marker count is not 0: the same output as
+    unmarking every one (each message without a marker is given back as it is)."""
+    counts = [message_markers(m) for m in messages]
+    if anthropic:
+        body = {"system": "s", "messages": messages}
+        assert mark_anthropic(body, counts=counts) == mark_anthropic(body)
+    else:
+        fast, slow = mark_messages(messages, native=native, counts=counts), mark_messages(messages, native=native)
+        assert fast == slow
+        assert all(a is b for a, b, n in zip(_unmarked(messages, counts), messages, counts) if not n)
 
 
 # --- prune's "tokens saved": measuring only what differs gives the full measure ---------------
