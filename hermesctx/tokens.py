@@ -84,7 +84,7 @@ def message_size(msg: Any) -> tuple[int, int]:
         return printed_len(msg), 0
     content = msg.get("content")
     if type(content) is str and "_anthropic_content_blocks" not in msg:
-        return printed_len(msg), 0  # the usual message: no image anywhere
+        return _repr_form_len(msg), 0  # the usual message: no image anywhere (printed_len)
     if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(content):
         return printed_len(_shadow(msg)), image_count(msg)
     return printed_len(msg), 0
