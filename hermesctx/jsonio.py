@@ -266,8 +266,8 @@ def keep_freed_memory() -> None:
     By default every block over 128 KiB (a long JSON line, its parsed strings, the output) is
     its own mmap, unmapped again when freed, and free memory at the top of the heap is given
     back at once: a batch of large transcripts then spends a good part of its time in the
-    kernel, mapping, faulting in and unmapping the same pages (the 200 MB bench batch: 0.12 s
-    of system time per command, 0.02-0.04 s with this; peak RSS no higher). Blocks up to
+    kernel, mapping, faulting in and unmapping the same pages (the 200 MB bench batch: about
+    0.12 s of system time per command, 0.03-0.07 s with this; peak RSS no higher). Blocks up to
     32 MiB now come from the heap and up to 64 MiB of free heap is kept: memory stays flat
     over a batch. Called once, before a long input is opened (measured: set after the input's
     read buffer was allocated, it saves almost nothing); a small input does not pay for

@@ -70,7 +70,7 @@ def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> 
     # each role's chars and images, summed as the messages go (rough_of_sizes of its group)
     groups: dict[str, list[int]] = {}
     for msg, (chars, images) in zip(messages, sizes):
-        role = msg.get("role") if type(msg) is dict else NOT_A_MESSAGE
+        role = msg.get("role") if isinstance(msg, dict) else NOT_A_MESSAGE
         group = groups.get(role) if type(role) is str else None
         if group is None:
             group = groups.setdefault(_role_key(msg), [0, 0])
