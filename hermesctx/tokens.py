@@ -69,6 +69,7 @@ _REMARKABLE = b"\n\r\t\\'\"" + bytes(range(0x20)) + b"\x7f"
 _UNREMARKABLE = bytes(b for b in range(256) if b not in _REMARKABLE)
 _ESCAPED_TWICE = b"\n\r\t\\"
 _QUOTES = b"'\""
+_ESCAPED_TWICE_OR_QUOTE = _ESCAPED_TWICE + _QUOTES
 
 
 def message_chars(msg: Any) -> int:
@@ -137,11 +138,11 @@ def repr_len(text: str) -> int:
         kept = text.encode("ascii").translate(None, _UNREMARKABLE)
         if not kept:
             return len(text) + 2
-        if kept.translate(None, _ESCAPED_TWICE + _QUOTES):
-            return len(repr(text))  # a control character: \xNN
-        escaped = len(kept.translate(None, _QUOTES))
-        quotes = kept.count(b"'") if b"'" in kept and b'"' in kept else 0
-        return len(text) + 2 + escaped + quotes
+        singles, doubles = kept.count(b"'"), kept.count(b'"')
+        controls = len(kept.translate(None, _ESCAPED_TWICE_OR_QUOTE))  # each written \xNN
+        escaped = len(kept) - singles - doubles - controls
+        quotes = singles if singles and doubles else 0
+        return len(text) + 2 + escaped + quotes + 3 * controls
     newlines, returns, tabs = text.count("\n"), text.count("\r"), text.count("\t")
     rest = text.replace("\n", "").replace("\r", "").replace("\t", "") if newlines or returns or tabs else text
     if not rest.isprintable():
