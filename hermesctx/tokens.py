@@ -100,33 +100,51 @@ def printed_len(value: Any) -> int:
 
 
 def _repr_form_len(value: Any) -> int:
-    """``len(repr(value))`` of a JSON value (the form it has inside a printed container)."""
+    """``len(repr(value))`` of a JSON value (the form it has inside a printed container).
+    Strings, the usual leaves, are measured in the loops: a call per leaf costs more than they
+    do."""
     kind = type(value)
     if kind is str:
         return len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value)
     if kind is dict:
         total = 4 * len(value) or 2  # braces + ": " per item + ", " between items
-        for key in value:
-            total += len(repr(key)) if type(key) is str and len(key) <= _SHORT_TEXT else _repr_form_len(key)
-        items = value.values()
-    elif kind is list:
+        known = _KEY_LENS
+        for key, item in value.items():
+            if type(key) is str:
+                size = known.get(key)
+                if size is None:
+                    size = len(repr(key)) if len(key) <= _SHORT_TEXT else repr_len(key)
+                    if len(known) < _KEYS_KEPT:
+                        known[key] = size
+                total += size
+            else:
+                total += _repr_form_len(key)
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
+        return total
+    if kind is list:
         total = 2 * len(value) or 2  # brackets + ", " between items
-        items = value
-    elif kind is bool:
+        for item in value:
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
+        return total
+    if kind is bool:
         return 4 if value else 5
-    elif value is None:
+    if value is None:
         return 4
-    elif kind is float:
+    if kind is float:
         return len(repr(value))
-    else:
-        return len(str(value))
-    for item in items:
-        # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
-        if type(item) is str:
-            total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
-        else:
-            total += _repr_form_len(item)
-    return total
+    return len(str(value))
+
+
+# the printed length of each key met (a batch of transcripts uses a few dozen keys, each
+# thousands of times); bounded, for input that makes up ever new keys
+_KEY_LENS: dict[str, int] = {}
+_KEYS_KEPT = 4096
 
 
 def repr_len(text: str) -> int:
