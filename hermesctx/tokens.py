@@ -69,6 +69,7 @@ _REMARKABLE = b"\n\r\t\\'\"" + bytes(range(0x20)) + b"\x7f"
 _UNREMARKABLE = bytes(b for b in range(256) if b not in _REMARKABLE)
 _ESCAPED_TWICE = b"\n\r\t\\"
 _QUOTES = b"'\""
+_ESCAPED_TWICE_OR_QUOTE = _ESCAPED_TWICE + _QUOTES
 
 
 def message_chars(msg: Any) -> int:
@@ -84,7 +85,7 @@ def message_size(msg: Any) -> tuple[int, int]:
         return printed_len(msg), 0
     content = msg.get("content")
     if type(content) is str and "_anthropic_content_blocks" not in msg:
-        return printed_len(msg), 0  # the usual message: no image anywhere
+        return _repr_form_len(msg), 0  # the usual message: no image anywhere (printed_len)
     if "_anthropic_content_blocks" in msg or _has_image_or_multimodal(content):
         return printed_len(_shadow(msg)), image_count(msg)
     return printed_len(msg), 0
@@ -99,33 +100,51 @@ def printed_len(value: Any) -> int:
 
 
 def _repr_form_len(value: Any) -> int:
-    """``len(repr(value))`` of a JSON value (the form it has inside a printed container)."""
+    """``len(repr(value))`` of a JSON value (the form it has inside a printed container).
+    Strings, the usual leaves, are measured in the loops: a call per leaf costs more than they
+    do."""
     kind = type(value)
     if kind is str:
         return len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value)
     if kind is dict:
         total = 4 * len(value) or 2  # braces + ": " per item + ", " between items
-        for key in value:
-            total += len(repr(key)) if type(key) is str and len(key) <= _SHORT_TEXT else _repr_form_len(key)
-        items = value.values()
-    elif kind is list:
+        known = _KEY_LENS
+        for key, item in value.items():
+            if type(key) is str:
+                size = known.get(key)
+                if size is None:
+                    size = len(repr(key)) if len(key) <= _SHORT_TEXT else repr_len(key)
+                    if len(known) < _KEYS_KEPT:
+                        known[key] = size
+                total += size
+            else:
+                total += _repr_form_len(key)
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
+        return total
+    if kind is list:
         total = 2 * len(value) or 2  # brackets + ", " between items
-        items = value
-    elif kind is bool:
+        for item in value:
+            if type(item) is str:
+                total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
+            else:
+                total += _repr_form_len(item)
+        return total
+    if kind is bool:
         return 4 if value else 5
-    elif value is None:
+    if value is None:
         return 4
-    elif kind is float:
+    if kind is float:
         return len(repr(value))
-    else:
-        return len(str(value))
-    for item in items:
-        # (strings, the usual leaves, measured here: a call per leaf costs more than they do)
-        if type(item) is str:
-            total += len(repr(item)) if len(item) <= _SHORT_TEXT else repr_len(item)
-        else:
-            total += _repr_form_len(item)
-    return total
+    return len(str(value))
+
+
+# the printed length of each key met (a batch of transcripts uses a few dozen keys, each
+# thousands of times); bounded, for input that makes up ever new keys
+_KEY_LENS: dict[str, int] = {}
+_KEYS_KEPT = 4096
 
 
 def repr_len(text: str) -> int:
@@ -137,11 +156,11 @@ def repr_len(text: str) -> int:
         kept = text.encode("ascii").translate(None, _UNREMARKABLE)
         if not kept:
             return len(text) + 2
-        if kept.translate(None, _ESCAPED_TWICE + _QUOTES):
-            return len(repr(text))  # a control character: \xNN
-        escaped = len(kept.translate(None, _QUOTES))
-        quotes = kept.count(b"'") if b"'" in kept and b'"' in kept else 0
-        return len(text) + 2 + escaped + quotes
+        singles, doubles = kept.count(b"'"), kept.count(b'"')
+        controls = len(kept.translate(None, _ESCAPED_TWICE_OR_QUOTE))  # each written \xNN
+        escaped = len(kept) - singles - doubles - controls
+        quotes = singles if singles and doubles else 0
+        return len(text) + 2 + escaped + quotes + 3 * controls
     newlines, returns, tabs = text.count("\n"), text.count("\r"), text.count("\t")
     rest = text.replace("\n", "").replace("\r", "").replace("\t", "") if newlines or returns or tabs else text
     if not rest.isprintable():
@@ -220,10 +239,40 @@ def rough_saved(before: list, after: list) -> int:
     chars = images = 0
     for old, new in zip(before, after):
         if old is not new:
+            if _imageless(old) and _imageless(new):
+                chars += _printed_diff(old, new)  # (both sides: printed_len, no image)
+                continue
             was, now = message_size(old), message_size(new)
             chars += was[0] - now[0]
             images += was[1] - now[1]
     return chars // 4 + IMAGE_TOKENS * images
+
+
+def _imageless(msg: Any) -> bool:
+    """A message :func:`message_size` measures as ``(printed_len(msg), 0)`` with no shadow:
+    a dict without stash whose content is neither a list nor an object (no image part can be
+    in it)."""
+    if type(msg) is not dict or "_anthropic_content_blocks" in msg:
+        return False
+    kind = type(msg.get("content"))
+    return kind is not list and kind is not dict
+
+
+def _printed_diff(old: Any, new: Any) -> int:
+    """``_repr_form_len(old) - _repr_form_len(new)``, measuring only what differs: a stage
+    hands back what it did not change as the same objects, and a dict's printed length is its
+    keys' and values' plus a fixed part per item (a list's the same per item), so two dicts
+    with the same keys differ by what their values do. A rewritten tool result costs one
+    measure of the old text and of its stub, not of the whole message twice."""
+    if old is new:
+        return 0
+    kind = type(old)
+    if kind is type(new):
+        if kind is dict and len(old) == len(new) and old.keys() == new.keys():
+            return sum([_printed_diff(value, new[key]) for key, value in old.items()])
+        if kind is list and len(old) == len(new):
+            return sum(map(_printed_diff, old, new))
+    return _repr_form_len(old) - _repr_form_len(new)
 
 
 def rough_tools(tools: Any) -> int:

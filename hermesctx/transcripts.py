@@ -21,7 +21,7 @@ from hermesctx.context import Env
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 
-_READ_BUFFER = 1 << 20
+_READ_BUFFER = 4 << 20  # long JSONL lines (transcripts of 100s of KB) split ~2x faster than through 1 MiB
 
 
 @contextmanager
@@ -33,8 +33,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             raise UsageError("no input: pipe a transcript in or name a file",
                              hint="e.g. hermesctx estimate examples/coding-session.json")
         if env.stdin is getattr(sys.stdin, "buffer", None):
-            # the process's own stdin, not read yet: through a 1 MiB buffer (long JSONL lines
+            # the process's own stdin, not read yet: through a 4 MiB buffer (long JSONL lines
             # split several times faster than through the default 8 KiB one)
+            _tune_for(os.fstat(sys.stdin.fileno()).st_size)  # (a pipe's size is 0: not tuned)
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
                 if env.progress is not None:
                     env.progress.watch(handle.fileno())
@@ -43,6 +44,7 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         yield jsonio.decompressed(env.stdin)
         return
     try:
+        _tune_for(os.stat(path).st_size)
         handle = open(path, "rb", buffering=_READ_BUFFER)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
@@ -50,6 +52,13 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
+
+
+def _tune_for(size: int) -> None:
+    """A long input keeps the memory each document frees for the next one
+    (:func:`jsonio.keep_freed_memory`); called before its read buffer is allocated."""
+    if size > jsonio.LONG_INPUT:
+        jsonio.keep_freed_memory()
 
 
 Paths = str | Sequence[str]

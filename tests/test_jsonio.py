@@ -101,3 +101,22 @@ def test_has_float_looks_everywhere(value, expected):
 
 def test_a_twenty_digit_integer_stays_exact():
     assert jsonio.loads(b'{"usage": {"n": 123456789012345678901234}, "x": [0.5]}')["usage"]["n"] == 123456789012345678901234
+
+
+def test_a_long_input_keeps_freed_memory_for_the_next_document(tmp_path, monkeypatch):
+    """The allocator is tuned once, before a long input is opened (its read buffer allocated),
+    never for a short one; the documents read are the same either way."""
+    from hermesctx import transcripts
+    from hermesctx.context import Env
+
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(b'[{"role": "user", "content": "a"}]\n' * 3)
+    monkeypatch.setattr(jsonio, "_tuned", False)
+    env = Env.from_process()
+    short = [d.data for d in transcripts.documents(env, str(path), None)]
+    assert jsonio._tuned is False  # 105 bytes: not a long input
+    monkeypatch.setattr(jsonio, "LONG_INPUT", 100)
+    long = [d.data for d in transcripts.documents(env, str(path), None)]
+    assert jsonio._tuned is True
+    assert long == short and len(long) == 3
+    jsonio.keep_freed_memory()  # once per process: a second call does nothing

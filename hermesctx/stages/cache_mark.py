@@ -74,6 +74,8 @@ def _unmark_parts(content: Any) -> Any:
 
 
 def unmark_message(msg: dict) -> dict:
+    if "cache_control" not in msg and type(msg.get("content")) is str:
+        return msg  # the usual message: a string content holds no marker
     content = _unmark_parts(msg.get("content"))
     if content is msg.get("content") and "cache_control" not in msg:
         return msg
@@ -102,12 +104,26 @@ def _part_markers(content: Any, where: str) -> list[str]:
     return found
 
 
+def message_markers(msg: Any) -> int:
+    """How many markers one message holds (its own and its content's)."""
+    if not isinstance(msg, dict):
+        return 0
+    content = msg.get("content")
+    found = "cache_control" in msg
+    return found if type(content) is str else found + len(_part_markers(content, ""))
+
+
 def count_markers(messages: list, system: Any = None) -> int:
-    found = 0
-    for msg in messages:
-        if isinstance(msg, dict):
-            found += ("cache_control" in msg) + len(_part_markers(msg.get("content"), ""))
-    return found + len(_part_markers(system, ""))
+    return sum(map(message_markers, messages)) + len(_part_markers(system, ""))
+
+
+def _count_after(before: list, counts: list[int], after: list, system: Any = None) -> int:
+    """:func:`count_markers` of ``after``, a list as long as ``before`` whose unchanged messages
+    are the same objects: those are not looked at again (``counts``: each one's markers)."""
+    if len(after) != len(before):
+        return count_markers(after, system)
+    return sum(n if new is old else message_markers(new)
+               for old, new, n in zip(before, after, counts)) + len(_part_markers(system, ""))
 
 
 # --- OpenAI-shaped messages (Hermes apply_anthropic_cache_control) -------------------------
@@ -137,19 +153,34 @@ def _place(msg: dict, mark: dict, native: bool) -> dict:
     return msg
 
 
+def _unmarked(messages: list, counts: list[int] | None) -> list:
+    """Every message without its markers; ``counts`` (each one's :func:`message_markers`, when
+    known) spares looking again at the messages that hold none (given back as they are)."""
+    if counts is None:
+        return [unmark_message(m) for m in messages]
+    return [unmark_message(m) if n else m for m, n in zip(messages, counts)]
+
+
 def mark_messages(messages: list, *, ttl: str = "5m", native: bool = False,
-                  strategy: str = SYSTEM_AND_3) -> tuple[list, list[int]]:
-    """``(new_list, marked_indexes)`` for OpenAI-shaped messages."""
+                  strategy: str = SYSTEM_AND_3, counts: list[int] | None = None) -> tuple[list, list[int]]:
+    """``(new_list, marked_indexes)`` for OpenAI-shaped messages (``counts``: see
+    :func:`_unmarked`)."""
     mark = marker(ttl)
-    out = [unmark_message(m) for m in messages]
+    out = _unmarked(messages, counts)
     if strategy == NONE or not out:
         return out, []
     chosen = []
     if out[0].get("role") == "system":
         chosen.append(0)
     slots = MAX_BREAKPOINTS - len(chosen)
-    carriers = [i for i, m in enumerate(out) if m.get("role") != "system" and _can_carry(m, native)]
-    chosen += carriers[-slots:] if slots else []
+    carriers: list[int] = []  # the last `slots` messages that can carry one, found from the end
+    for i in range(len(out) - 1, -1, -1):
+        if len(carriers) == slots:
+            break
+        m = out[i]
+        if m.get("role") != "system" and _can_carry(m, native):
+            carriers.append(i)
+    chosen += reversed(carriers)
     for i in chosen:
         out[i] = _place(out[i], mark, native)
     return out, chosen
@@ -196,9 +227,10 @@ def _mark_block(msg: dict, j: int | None, mark: dict) -> dict:
     return {**msg, "content": content}
 
 
-def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3) -> tuple[dict, list]:
+def mark_anthropic(body: dict, *, ttl: str = "5m", strategy: str = SYSTEM_AND_3,
+                   counts: list[int] | None = None) -> tuple[dict, list]:
     mark = marker(ttl)
-    messages = [unmark_message(m) for m in body["messages"]]
+    messages = _unmarked(body["messages"], counts)
     out = dict(body)
     if isinstance(body.get("tools"), list):
         out["tools"] = _unmark_parts(body["tools"])  # a tool definition can hold a breakpoint too
@@ -258,17 +290,21 @@ def cache_mark(doc: Any, *, ttl: str = "5m", native: bool = False, strategy: str
         raise UsageError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     messages = messages_of(doc)
     check_messages(messages)
-    removed = count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
+    counts = [message_markers(m) for m in messages]
+    removed = sum(counts) + len(_part_markers(doc.get("system") if isinstance(doc, dict) else None, ""))
     if _is_anthropic_body(doc, messages):
         removed += _tool_markers(doc)
-        out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy)
+        out, placed = mark_anthropic({**doc, "messages": messages}, ttl=ttl, strategy=strategy,
+                                     counts=counts)
         layout = "anthropic"
     else:
-        new, placed = mark_messages(messages, ttl=ttl, native=native, strategy=strategy)
+        new, placed = mark_messages(messages, ttl=ttl, native=native, strategy=strategy, counts=counts)
         out = with_messages(doc, new)
         layout = "native" if native else "envelope"
     report = {"layout": layout, "strategy": strategy, "ttl": ttl, "breakpoints": placed,
-              "removed": removed, "markers": count_markers(messages_of(out), out.get("system") if isinstance(out, dict) else None)
+              "removed": removed,
+              "markers": _count_after(messages, counts, messages_of(out),
+                                      out.get("system") if isinstance(out, dict) else None)
               + (_tool_markers(out) if layout == "anthropic" else 0)}
     minimum = minimum_cacheable(model)
     if minimum and placed:

@@ -67,18 +67,24 @@ def _odd_items(messages: list) -> list[str]:
 
 def _count_rough(messages: list, system: str, tools: Any, per_message: bool) -> dict:
     sizes = [tokens.message_size(m) for m in messages]  # each message measured once
-    groups: dict[str, list] = {}
-    for msg, size in zip(messages, sizes):
-        groups.setdefault(_role_key(msg), []).append(size)
-    message_tokens = tokens.rough_of_sizes(sizes)
-    system_sizes = groups.get("system")
+    # each role's chars and images, summed as the messages go (rough_of_sizes of its group)
+    groups: dict[str, list[int]] = {}
+    for msg, (chars, images) in zip(messages, sizes):
+        role = msg.get("role") if isinstance(msg, dict) else NOT_A_MESSAGE
+        group = groups.get(role) if type(role) is str else None
+        if group is None:
+            group = groups.setdefault(_role_key(msg), [0, 0])
+        group[0] += chars
+        group[1] += images
+    message_tokens = tokens.rough_of_sizes(groups.values())  # (the sums of all messages)
     top_system, tool_tokens = tokens.rough_text(system), tokens.rough_tools(tools)
+    by_role = {role: tokens.rough_of_sizes([group]) for role, group in groups.items()}
     counts = {
-        "system": top_system + (tokens.rough_of_sizes(system_sizes) if system_sizes else 0),
+        "system": top_system + by_role.get("system", 0),
         "messages": message_tokens,
         "tools": tool_tokens,
         "total": top_system + message_tokens + tool_tokens,  # tokens.rough_request, in parts
-        "by_role": {role: tokens.rough_of_sizes(group) for role, group in groups.items()},
+        "by_role": by_role,
     }
     if per_message:
         counts["per_message"] = [

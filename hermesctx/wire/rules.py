@@ -202,7 +202,7 @@ def check_pairing(doc: Any, target: str | None = None, *, strict: bool = False) 
     if target == ANTHROPIC:
         _anthropic_pairing(messages, sink)
         _anthropic_dup_ids(messages, sink)
-    else:
+    elif not openai_pairs_clean(messages):
         _openai_pairing(messages, sink)
     return sink.in_order()
 
@@ -320,7 +320,8 @@ def _check_openai(doc: Any, sink: _Sink) -> None:
     if cache_marks > 4:
         sink.add("messages", "OA-CACHE-MAX4",
                  f"A maximum of 4 blocks with cache_control may be provided. Found {cache_marks}.")
-    _openai_pairing(messages, sink)
+    if not openai_pairs_clean(messages):
+        _openai_pairing(messages, sink)
 
 
 def _oa_content(sink: _Sink, path: str, role: str, content: Any) -> int:
@@ -457,6 +458,45 @@ def _oa_tool_call(sink: _Sink, tpath: str, call: Any) -> None:
                 _oa_missing(sink, f"{tpath}.{kind}.{key}")
             elif not isinstance(inner[key], str):
                 _oa_type(sink, f"{tpath}.{kind}.{key}", "a string", inner[key])
+
+
+def openai_pairs_clean(messages: list) -> bool:
+    """True only when :func:`_openai_pairing` finds nothing: every run of tool messages
+    right after an assistant's calls answers each of its (string, distinct) ids once, and no
+    tool message stands anywhere else. The usual clean transcript is answered here in one pass
+    with no problem text built; False (also for any odd id) leaves the answer to the full
+    check."""
+    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
+    for msg in messages:
+        if type(msg) is not dict:
+            if pending:
+                return False
+            pending = None
+            continue
+        role = msg.get("role")
+        if role == "tool":
+            cid = msg.get("tool_call_id")
+            if pending is None or type(cid) is not str or cid not in pending:
+                return False
+            pending.remove(cid)
+            continue
+        if pending:
+            return False
+        pending = None
+        if role != "assistant":
+            continue
+        calls = msg.get("tool_calls")
+        if calls is None or type(calls) is not list:
+            continue
+        if not calls:
+            return False
+        pending = set()
+        for call in calls:
+            cid = call.get("id") if type(call) is dict else None
+            if type(cid) is not str or cid in pending:
+                return False
+            pending.add(cid)
+    return not pending
 
 
 def _openai_pairing(messages: list, sink: _Sink) -> None:

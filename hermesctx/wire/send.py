@@ -91,7 +91,7 @@ def _rebuilt(doc: Any, messages: Any, out: list, allowed: frozenset, counts: dic
              top: dict | None = None) -> Any:
     """``doc`` with ``out`` for its messages and only ``allowed`` top-level keys; ``doc`` itself
     when nothing differs."""
-    same = len(out) == len(messages) and all(map(_is, out, messages))
+    same = out is messages or (len(out) == len(messages) and all(map(_is, out, messages)))
     if isinstance(doc, list):
         return doc if same else out
     extra = [k for k in doc if k not in allowed]

@@ -1,0 +1,154 @@
+"""The fast paths give the general answer: the OpenAI pairing pre-check answers "clean" only
+when the full check finds nothing (and always then, for string ids), and cache-mark's marker
+count after marking equals counting the output again."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermesctx.messages import messages_of
+from hermesctx.stages.cache_mark import (
+    _unmarked,
+    cache_mark,
+    count_markers,
+    mark_anthropic,
+    mark_messages,
+    message_markers,
+)
+from hermesctx.wire.rules import PAIRING_RULES, _openai_pairing, _Sink, openai_pairs_clean
+
+IDS = st.sampled_from(["a", "b", "c", ""]) | st.sampled_from([None, 1, ["a"]])
+MARK = {"type": "ephemeral"}
+
+
+def _call(cid):
+    call = {"type": "function", "function": {"name": "t", "arguments": "{}"}}
+    if cid != "missing":
+        call["id"] = cid
+    return call
+
+
+assistant = st.builds(
+    lambda calls, text: {"role": "assistant", "content": text,
+                         **({} if calls is None else {"tool_calls": [_call(c) for c in calls]})},
+    st.none() | st.lists(IDS | st.just("missing"), max_size=3), st.sampled_from(["", "ok", None]))
+tool = st.builds(lambda cid: {"role": "tool", "tool_call_id": cid, "content": "out"}, IDS)
+user = st.builds(lambda text: {"role": "user", "content": text}, st.sampled_from(["hi", ""]))
+other = st.sampled_from([{"role": "system", "content": "s"}, "not a message", {"content": "no role"}])
+transcripts = st.lists(assistant | tool | user | other, max_size=12)
+
+
+def _full(messages):
+    sink = _Sink(False, PAIRING_RULES)
+    _openai_pairing(messages, sink)
+    return sink.problems
+
+
+@settings(max_examples=400, deadline=None)
+@given(transcripts)
+def test_pairing_fast_path_agrees_with_the_full_check(messages):
+    clean = openai_pairs_clean(messages)
+    problems = _full(messages)
+    if clean:
+        assert problems == []
+    ids = [c.get("id") for m in messages if isinstance(m, dict) for c in m.get("tool_calls") or []]
+    ids += [m.get("tool_call_id") for m in messages if isinstance(m, dict) and m.get("role") == "tool"]
+    if all(isinstance(i, str) for i in ids):  # string ids: the fast path decides every case
+        assert clean == (problems == [])
+
+
+def _marked_content(text, where):
+    if where == "message":
+        return {"role": "user", "content": text, "cache_control": dict(MARK)}
+    if where == "part":
+        return {"role": "user", "content": [{"type": "text", "text": text, "cache_control": dict(MARK)}]}
+    if where == "nested":
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x",
+                                             "content": [{"type": "text", "text": text,
+                                                          "cache_control": dict(MARK)}]}]}
+    return {"role": "user", "content": text}
+
+
+plain = st.builds(lambda role, text: {"role": role, "content": text},
+                  st.sampled_from(["user", "assistant", "system"]), st.sampled_from(["x", "", None]))
+marked = st.builds(_marked_content, st.sampled_from(["y", ""]),
+                   st.sampled_from(["message", "part", "nested", "none"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(plain | marked, min_size=1, max_size=10), st.booleans(),
+       st.sampled_from(["list", "body", "anthropic"]))
+def test_cache_mark_counts_as_counting_the_output_again(messages, native, shape):
+    doc = {"list": messages, "body": {"model": "m", "messages": messages},
+           "anthropic": {"system": [{"type": "text", "text": "s", "cache_control": dict(MARK)}],
+                         "messages": messages}}[shape]
+    out, report = cache_mark(doc, native=native)
+    system = out.get("system") if isinstance(out, dict) else None
+    assert report["markers"] == count_markers(messages_of(out), system)
+    assert report["removed"] == count_markers(messages, doc.get("system") if isinstance(doc, dict) else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(plain | marked, min_size=1, max_size=10), st.booleans(), st.booleans())
+def test_unmarking_only_the_messages_counted_with_markers_is_unmarking_all(messages, native, anthropic):
+    """cache-mark unmarks only the messages whose marker count is not 0: the same output as
+    unmarking every one (each message without a marker is given back as it is)."""
+    counts = [message_markers(m) for m in messages]
+    if anthropic:
+        body = {"system": "s", "messages": messages}
+        assert mark_anthropic(body, counts=counts) == mark_anthropic(body)
+    else:
+        fast, slow = mark_messages(messages, native=native, counts=counts), mark_messages(messages, native=native)
+        assert fast == slow
+        assert all(a is b for a, b, n in zip(_unmarked(messages, counts), messages, counts) if not n)
+
+
+# --- prune's "tokens saved": measuring only what differs gives the full measure ---------------
+
+from hermesctx import tokens  # noqa: E402
+
+TEXT = st.text(alphabet=st.sampled_from("ab '\"\\\n\t\x01é"), max_size=80)
+LEAF = TEXT | st.none() | st.booleans() | st.integers(-5, 5)
+VALUE = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=8)
+MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["tool", "assistant", "user"])},
+    optional={"content": VALUE, "tool_calls": VALUE, "name": TEXT,
+              "_anthropic_content_blocks": st.just([{"type": "image", "source": {}}])})
+
+
+def _edit(draw, value, depth=0):
+    """``value`` as a stage leaves it: itself, a new value, or (a container) a new one that
+    shares some of its parts, with a key added or removed."""
+    choice = draw(st.integers(0, 3))
+    if choice == 0 or depth > 3:
+        return value
+    if choice == 1 or not isinstance(value, (dict, list)):
+        return draw(VALUE)
+    if isinstance(value, list):
+        return [_edit(draw, item, depth + 1) for item in value]
+    out = {key: _edit(draw, item, depth + 1) for key, item in value.items()}
+    if draw(st.booleans()):
+        out[draw(st.sampled_from(["a", "b", "c", "d"]))] = draw(VALUE)
+    elif out and draw(st.booleans()):
+        del out[draw(st.sampled_from(sorted(out)))]
+    return out
+
+
+@st.composite
+def edited(draw):
+    """A message list and the list a stage makes of it: untouched messages are the same
+    objects, rewritten ones new dicts sharing what they did not change."""
+    before = draw(st.lists(MESSAGE, max_size=6))
+    return before, [msg if draw(st.booleans()) else _edit(draw, msg, 1) for msg in before]
+
+
+@settings(max_examples=500, deadline=None)
+@given(edited())
+def test_tokens_saved_measured_on_the_differences_is_the_full_measure(pair):
+    before, after = pair
+    chars = images = 0
+    for old, new in zip(before, after):
+        was, now = tokens.message_size(old), tokens.message_size(new)
+        chars += was[0] - now[0]
+        images += was[1] - now[1]
+    assert tokens.rough_saved(before, after) == chars // 4 + tokens.IMAGE_TOKENS * images
