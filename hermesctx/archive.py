@@ -47,6 +47,18 @@ def note_line(note: dict) -> str:
             "`hermesctx compress --expand` restores them.]")
 
 
+NOTE_MARK = "messages before this compaction are archived"  # every note line holds it
+
+
+def without_notes(text: str) -> str:
+    """A previous summary without its archive note lines: the new summary gets a note of its own,
+    and the older ones stay reachable through it (the newer archive holds the older summary, a
+    store span its parent), so carrying them forward would only stack a note per round."""
+    if NOTE_MARK not in text:
+        return text
+    return re.sub(r"\n*" + _LINE.pattern, "", text)
+
+
 def _find_note(messages: list) -> dict | None:
     """The newest archive note: a line in a message's text, or (older releases) its key."""
     from hermesctx.summary.text import text_view

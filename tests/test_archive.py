@@ -248,3 +248,20 @@ def test_expand_takes_the_newest_compaction_when_an_older_summary_stays_in_the_t
     assert back == second + later and report["restored"] == len(second)
     again, _ = expand(back, directory=str(tmp_path / "arch"))
     assert again == first + second[3:] + later
+
+
+def test_a_second_compaction_carries_one_note_and_both_expand(tmp_path):
+    """The previous summary's note is not carried into the new summary (one note per summary, not
+    one per round); the older archive stays reachable through the newer one."""
+    doc, out = _compressed(tmp_path)
+    grown = out + [{"role": "user", "content": f"now fix src/other{i}.py"} if i % 2 == 0 else
+                   {"role": "assistant", "content": f"edited src/other{i}.py"} for i in range(12)]
+    again, report = compress(grown, summarizer=ExtractiveSummarizer(), protect_last_n=4, tail_token_budget=200,
+                             archive=Archiver(str(tmp_path / "arch")))
+    assert report["compressed"] and report["previous_summary"]
+    text = json.dumps(again)
+    assert text.count("messages before this compaction are archived") == 1
+    back, _ = expand(again, directory=str(tmp_path / "arch"))
+    assert back == grown
+    first, _ = expand(back, directory=str(tmp_path / "arch"))
+    assert first[:len(doc)] == doc

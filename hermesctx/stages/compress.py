@@ -382,6 +382,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     turns = middle(pruned)
     previous = previous or None
+    if previous:  # its archive notes stay behind: the new summary gets a note of its own
+        from hermesctx.archive import without_notes
+
+        previous = without_notes(previous)
     base["previous_summary"] = idx is not None
 
     topic = focus or auto_focus_topic(pruned)
