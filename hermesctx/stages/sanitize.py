@@ -28,6 +28,7 @@ from typing import Any
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import option
 from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
+from hermesctx.wire import send
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
 CALL_REMOVED = "(tool call removed)"
@@ -599,7 +600,12 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     messages = messages_of(doc)
     check_messages(messages)
     target = target_of(doc)
-    if not check_pairing(messages, target):
+    # the usual clean OpenAI input, in one pass: no pairing problem, and nothing for the send
+    # path to change in the list handed on as it is (told so: it is not checked again)
+    ready = not stub and target != ANTHROPIC and send.openai_ready(messages)
+    if ready:
+        send.vouch(messages)
+    if ready or not check_pairing(messages, target):
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"
