@@ -170,10 +170,10 @@ def openai_unchanged(messages: list) -> bool:
                 return False
             known.discard(call_id)
         elif role == "assistant":
-            if _empty_assistant(msg):
-                return False
-            known = set()
             calls = msg.get("tool_calls")
+            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
+                return False  # (_empty_assistant, inline: one call less per turn)
+            known = set()
             if isinstance(calls, list):
                 if not calls:
                     return False
