@@ -587,6 +587,18 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
     return problems
 
 
+def _pairs_clean(messages: list, target: str, handed_on: bool) -> bool:
+    """Whether ``messages`` break no tool-pairing rule of ``target``. A clean OpenAI list (the
+    usual input, and the usual repair) is told in one pass with the send path's own check
+    (:func:`send.openai_ready`); when it is ``handed_on`` as the output, the send path is
+    told (:func:`send.vouch`) and does not check it again."""
+    if target != ANTHROPIC and send.openai_ready(messages):
+        if handed_on:
+            send.vouch(messages)
+        return True
+    return not check_pairing(messages, target)
+
+
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     """The ``sanitize`` stage on a document: ``(new_doc, report)``; ``report["repair"]`` says
     which repair made the output:
@@ -600,19 +612,14 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     messages = messages_of(doc)
     check_messages(messages)
     target = target_of(doc)
-    # the usual clean OpenAI input, in one pass: no pairing problem, and nothing for the send
-    # path to change in the list handed on as it is (told so: it is not checked again)
-    ready = not stub and target != ANTHROPIC and send.openai_ready(messages)
-    if ready:
-        send.vouch(messages)
-    if ready or not check_pairing(messages, target):
+    if _pairs_clean(messages, target, handed_on=not stub):  # (--stub: a new list)
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"
     else:
         new, report = (stub_orphans if stub else strip_orphans)(messages)
         report["repair"] = "hermes"
-        if check_pairing(new, target):
+        if not _pairs_clean(new, target, handed_on=True):
             new, report = repair_positional(messages, target, stub=stub)
             report["repair"] = "positional"
     for key in _POSITIONAL_KEYS:
