@@ -587,15 +587,19 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
     return problems
 
 
-def _pairs_clean(messages: list, target: str, handed_on: bool) -> bool:
+def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = True) -> bool:
     """Whether ``messages`` break no tool-pairing rule of ``target``. A clean OpenAI list (the
     usual input, and the usual repair) is told in one pass with the send path's own check
     (:func:`send.openai_ready`); when it is ``handed_on`` as the output, the send path is
-    told (:func:`send.vouch`) and does not check it again."""
+    told (:func:`send.vouch`) and does not check it again. Not yet ``checked``: the messages
+    are first checked as :func:`check_messages` does (that pass answers it too: every message
+    an object with a string role)."""
     if target != ANTHROPIC and send.openai_ready(messages):
         if handed_on:
             send.vouch(messages)
         return True
+    if not checked:
+        check_messages(messages)
     return not check_pairing(messages, target)
 
 
@@ -610,9 +614,8 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
       its result breaks no tool-pairing rule.
     - ``positional``: else :func:`repair_positional` of the input."""
     messages = messages_of(doc)
-    check_messages(messages)
-    target = target_of(doc)
-    if _pairs_clean(messages, target, handed_on=not stub):  # (--stub: a new list)
+    target = target_of(doc)  # (reads any list: the messages are checked in _pairs_clean)
+    if _pairs_clean(messages, target, handed_on=not stub, checked=False):  # (--stub: a new list)
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"

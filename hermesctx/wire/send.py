@@ -210,7 +210,7 @@ def openai_ready(messages: list) -> bool:
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
     would have to look at more closely (a message or call that is not an object, ``tool_calls``
-    that is no list): the caller then runs each in full. Under the pairing rule (each run of
+    that is no list, a role that is no non-empty string): the caller then runs each in full. Under the pairing rule (each run of
     results right after its assistant, answering each of its distinct string ids once) every
     result answers a call of its turn once, so the send path's own result check holds too."""
     prev_role = None
@@ -220,6 +220,8 @@ def openai_ready(messages: list) -> bool:
         if type(msg) is not dict:
             return False
         role = msg.get("role")
+        if type(role) is not str or not role:
+            return False
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if pending is None or type(call_id) is not str or call_id not in pending:

@@ -172,10 +172,11 @@ extra = st.sampled_from([
 
 
 def _plain_calls(messages):
-    """Every call an object with a string id in a list, every result id a string: the input
-    for which the one pass decides every case (it answers False for anything odder)."""
+    """Every message an object with a role, every call an object with a string id in a list,
+    every result id a string: the input for which the one pass decides every case (it answers
+    False for anything odder)."""
     for m in messages:
-        if not isinstance(m, dict):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not m["role"]:
             return False
         calls = m.get("tool_calls")
         if calls is not None and not (isinstance(calls, list) and all(
