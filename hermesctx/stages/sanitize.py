@@ -27,7 +27,8 @@ from typing import Any
 
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import option
-from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
+from hermesctx.stages.pairs import anthropic_blocks_apply
+from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.wire import send
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
