@@ -159,11 +159,8 @@ def openai_unchanged(messages: list) -> bool:
         if role == prev_role and role in ("assistant", "user"):
             return False
         prev_role = role
-        if not _PLAIN_KEYS.issuperset(msg):
-            for key in msg:
-                if key in _OPENAI_INTERNAL or key == "reasoning_details" or (
-                        isinstance(key, str) and key[:1] == "_"):
-                    return False
+        if not _PLAIN_KEYS.issuperset(msg) and _internal_key(msg):
+            return False
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str) or call_id not in known:
@@ -234,11 +231,8 @@ def openai_ready(messages: list) -> bool:
             if role == prev_role and role in ("assistant", "user"):
                 return False
         prev_role = role
-        if not plain(msg):
-            for key in msg:
-                if key in _OPENAI_INTERNAL or key == "reasoning_details" or (
-                        isinstance(key, str) and key[:1] == "_"):
-                    return False
+        if not plain(msg) and _internal_key(msg):
+            return False
         if role == "assistant":
             calls = msg.get("tool_calls")
             if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
@@ -259,6 +253,12 @@ def openai_ready(messages: list) -> bool:
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False
     return not pending
+
+
+def _internal_key(msg: dict) -> bool:
+    """Whether a message holds a key the send path removes (or replayed reasoning it looks at)."""
+    return any(key in _OPENAI_INTERNAL or key == "reasoning_details" or (isinstance(key, str) and key[:1] == "_")
+               for key in msg)
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
