@@ -538,6 +538,9 @@ def anthropic_messages(messages: Iterable[Any], counts: dict,
             yield out
 
 
+_ROLE_AND_CONTENT = frozenset({"role", "content"})
+
+
 def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict) -> Any:
     if not isinstance(msg, dict):
         return msg
@@ -545,8 +548,8 @@ def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict
     if role == "assistant":
         state.renamed = {}
     out = None
-    extra = [k for k in msg if k not in ("role", "content")]
-    if extra:
+    if not _ROLE_AND_CONTENT.issuperset(msg):  # (the usual message: no list of its keys built)
+        extra = [k for k in msg if k not in ("role", "content")]
         out = {k: v for k, v in msg.items() if k in ("role", "content")}
         bump(counts, INTERNAL_KEYS, len(extra))
     content = msg.get("content")
