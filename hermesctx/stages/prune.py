@@ -26,7 +26,7 @@ from hermesctx.messages import (
     with_messages,
 )
 from hermesctx.options import BudgetOptions, flags, option
-from hermesctx.stages.pairs import anthropic_blocks_apply  # noqa: F401 (also read from here)
+from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.stubs import summarize_tool_result
 

@@ -207,9 +207,10 @@ def openai_ready(messages: list) -> bool:
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
     would have to look at more closely (a message or call that is not an object, ``tool_calls``
-    that is no list, a role that is no non-empty string): the caller then runs each in full. Under the pairing rule (each run of
-    results right after its assistant, answering each of its distinct string ids once) every
-    result answers a call of its turn once, so the send path's own result check holds too."""
+    that is no list, a role that is no non-empty string): the caller then runs each in full.
+    Under the pairing rule (each run of results right after its assistant, answering each of
+    its distinct string ids once) every result answers a call of its turn once, so the send
+    path's own result check holds too."""
     prev_role = None
     pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
     plain = _PLAIN_KEYS.issuperset
