@@ -57,7 +57,10 @@ class Env:
         if not self.quiet:
             from hermesctx.redact import redact
 
-            print(redact(message), file=self.stderr, flush=True)
+            # one write, not print's two (text, then the newline): an unbuffered stderr
+            # (PYTHONUNBUFFERED, a report line per document of a batch) makes each a system call
+            self.stderr.write(f"{redact(message)}\n")
+            self.stderr.flush()
 
     @property
     def color(self) -> bool:

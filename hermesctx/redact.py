@@ -370,7 +370,7 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
     extended = not hermes_only()
     if url_credentials is None:
         url_credentials = extended
-    if any(p in text for p in _PREFIX_LITERALS):
+    if any(map(text.__contains__, _PREFIX_LITERALS)):  # (no generator: ~3x faster on a short line)
         text = _PREFIX.sub(lambda m: mask(m.group(1)), text)
     if "=" in text:
         text = _ENV_ASSIGN.sub(_keep_lookups(_assignment, extended), text)

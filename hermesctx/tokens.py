@@ -269,7 +269,8 @@ def _printed_diff(old: Any, new: Any) -> int:
     kind = type(old)
     if kind is type(new):
         if kind is dict and len(old) == len(new) and old.keys() == new.keys():
-            return sum([_printed_diff(value, new[key]) for key, value in old.items()])
+            return sum([_printed_diff(value, new[key]) for key, value in old.items()
+                        if value is not new[key]])  # (what was not changed: no call)
         if kind is list and len(old) == len(new):
             return sum(map(_printed_diff, old, new))
     return _repr_form_len(old) - _repr_form_len(new)

@@ -26,6 +26,8 @@ from hermesctx.messages import (
     with_messages,
 )
 from hermesctx.options import BudgetOptions, flags, option
+from hermesctx.stages.pairs import anthropic_blocks_apply
+from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.stubs import summarize_tool_result
 
 DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
@@ -37,15 +39,6 @@ STUB_FLOOR = 200  # a result is stubbed when longer than this
 DEDUP_FLOOR = 200  # a result takes part in dedup when at least this long
 ARGS_TRIGGER = 500  # arguments longer than this are shrunk
 HEAD_CHARS = 200
-
-
-def _hashable(value: Any) -> Any:
-    """Ids used as dict/set keys; a JSON array/object id (malformed input) gets a stable key."""
-    try:
-        hash(value)
-    except TypeError:
-        return ("unhashable", json.dumps(value, sort_keys=True, default=str))
-    return value
 
 
 # --- helpers shared with compress -------------------------------------------------------
@@ -338,23 +331,6 @@ def prune_messages(messages: list, *, protect_tail_count: int,
         report["changes"] += extra["changes"]
         report["boundary"] = max(block_boundary, 0)
     return result, report
-
-
-def anthropic_blocks_apply(messages: list) -> bool:
-    """Whether ``tool_use``/``tool_result`` blocks are pruned and repaired: only in a
-    transcript that has such blocks and no OpenAI tool traffic (no ``tool`` message, no
-    assistant with a non-empty ``tool_calls`` list). An OpenAI transcript is handled exactly
-    as Hermes handles it, which leaves blocks it happens to contain alone."""
-    has_blocks = False
-    for msg in messages:
-        if msg.get("role") == "tool" or (msg.get("role") == "assistant" and isinstance(msg.get("tool_calls"), list)
-                                          and msg["tool_calls"]):
-            return False
-        content = msg.get("content")
-        if not has_blocks and isinstance(content, list):
-            has_blocks = any(isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result")
-                             for block in content)
-    return has_blocks
 
 
 FULL = "full"  # measure=: tokens before and after (and saved)

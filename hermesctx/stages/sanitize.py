@@ -27,7 +27,9 @@ from typing import Any
 
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import option
-from hermesctx.stages.prune import _hashable, anthropic_blocks_apply
+from hermesctx.stages.pairs import anthropic_blocks_apply
+from hermesctx.stages.pairs import hashable as _hashable
+from hermesctx.wire import send
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
 
 CALL_REMOVED = "(tool call removed)"
@@ -586,6 +588,22 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
     return problems
 
 
+def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = True) -> bool:
+    """Whether ``messages`` break no tool-pairing rule of ``target``. A clean OpenAI list (the
+    usual input, and the usual repair) is told in one pass with the send path's own check
+    (:func:`send.openai_ready`); when it is ``handed_on`` as the output, the send path is
+    told (:func:`send.vouch`) and does not check it again. Not yet ``checked``: the messages
+    are first checked as :func:`check_messages` does (that pass answers it too: every message
+    an object with a string role)."""
+    if target != ANTHROPIC and send.openai_ready(messages):
+        if handed_on:
+            send.vouch(messages)
+        return True
+    if not checked:
+        check_messages(messages)
+    return not check_pairing(messages, target)
+
+
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     """The ``sanitize`` stage on a document: ``(new_doc, report)``; ``report["repair"]`` says
     which repair made the output:
@@ -597,16 +615,15 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
       its result breaks no tool-pairing rule.
     - ``positional``: else :func:`repair_positional` of the input."""
     messages = messages_of(doc)
-    check_messages(messages)
-    target = target_of(doc)
-    if not check_pairing(messages, target):
+    target = target_of(doc)  # (reads any list: the messages are checked in _pairs_clean)
+    if _pairs_clean(messages, target, handed_on=not stub, checked=False):  # (--stub: a new list)
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"
     else:
         new, report = (stub_orphans if stub else strip_orphans)(messages)
         report["repair"] = "hermes"
-        if check_pairing(new, target):
+        if not _pairs_clean(new, target, handed_on=True):
             new, report = repair_positional(messages, target, stub=stub)
             report["repair"] = "positional"
     for key in _POSITIONAL_KEYS:

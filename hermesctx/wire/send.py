@@ -74,6 +74,7 @@ def request(doc: Any, fmt: str, counts: dict | None = None) -> Any:
         out = anthropic_request(doc, counts)                              # in an OpenAI batch)
     else:
         out = openai_request(doc, counts)
+    _vouched.clear()  # (a list vouched for and written in another format is not kept)
     if _message_list(out) == []:  # no API takes an empty message list (D12)
         from hermesctx.messages import is_lenient
 
@@ -144,7 +145,11 @@ def openai_unchanged(messages: list) -> bool:
     """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
     that answers True only when no rule applies (no internal key, no run of assistant or user
     turns to merge, every result answering a call of its turn once, nothing empty), so the
-    usual clean transcript is not rebuilt. False sends the list through the full path."""
+    usual clean transcript is not rebuilt. False sends the list through the full path. A list
+    :func:`vouch` was told about is answered without the pass."""
+    if _vouched and _vouched[0] is messages and _vouched[1] == len(messages):
+        _vouched.clear()
+        return True
     prev_role = None
     known: set = set()
     for msg in messages:
@@ -154,21 +159,18 @@ def openai_unchanged(messages: list) -> bool:
         if role == prev_role and role in ("assistant", "user"):
             return False
         prev_role = role
-        if not _PLAIN_KEYS.issuperset(msg):
-            for key in msg:
-                if key in _OPENAI_INTERNAL or key == "reasoning_details" or (
-                        isinstance(key, str) and key[:1] == "_"):
-                    return False
+        if not _PLAIN_KEYS.issuperset(msg) and _internal_key(msg):
+            return False
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str) or call_id not in known:
                 return False
             known.discard(call_id)
         elif role == "assistant":
-            if _empty_assistant(msg):
-                return False
-            known = set()
             calls = msg.get("tool_calls")
+            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
+                return False  # (_empty_assistant, inline: one call less per turn)
+            known = set()
             if isinstance(calls, list):
                 if not calls:
                     return False
@@ -184,6 +186,80 @@ def openai_unchanged(messages: list) -> bool:
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False
     return True
+
+
+# the list a stage found ready for the wire (:func:`vouch`) and its length, until the send path
+# takes it (one slot: a batch holds one document at a time)
+_vouched: list = []
+
+
+def vouch(messages: list) -> None:
+    """Tell the send path that ``messages`` passed :func:`openai_ready` (a stage that checked
+    its input and hands that very list on, unchanged: sanitize on a clean transcript), so
+    :func:`openai_unchanged` does not check it again. Stages never mutate what they read, so the
+    answer still holds when the output is written; the slot keeps the one list (its length
+    too), is emptied when used and replaced by the next document's."""
+    _vouched[:] = [messages, len(messages)]
+
+
+def openai_ready(messages: list) -> bool:
+    """:func:`openai_unchanged` and :func:`hermesctx.wire.rules.openai_pairs_clean` of
+    ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
+    clean transcript at once). True only when both are; False also for any odd input either
+    would have to look at more closely (a message or call that is not an object, ``tool_calls``
+    that is no list, a role that is no non-empty string): the caller then runs each in full.
+    Under the pairing rule (each run of results right after its assistant, answering each of
+    its distinct string ids once) every result answers a call of its turn once, so the send
+    path's own result check holds too."""
+    prev_role = None
+    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
+    plain = _PLAIN_KEYS.issuperset
+    for msg in messages:
+        if type(msg) is not dict:
+            return False
+        role = msg.get("role")
+        if type(role) is not str or not role:
+            return False
+        if role == "tool":
+            call_id = msg.get("tool_call_id")
+            if pending is None or type(call_id) is not str or call_id not in pending:
+                return False
+            pending.remove(call_id)
+        elif pending:
+            return False
+        else:
+            pending = None
+            if role == prev_role and role in ("assistant", "user"):
+                return False
+        prev_role = role
+        if not plain(msg) and _internal_key(msg):
+            return False
+        if role == "assistant":
+            calls = msg.get("tool_calls")
+            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
+                return False  # (_empty_assistant, inline: one call less per turn)
+            if calls is not None:
+                if type(calls) is not list or not calls:
+                    return False
+                pending = set()
+                for call in calls:
+                    if type(call) is not dict or "call_id" in call or "response_item_id" in call \
+                            or "extra_content" in call:
+                        return False
+                    call_id = call.get("id")
+                    if type(call_id) is not str or call_id in pending:
+                        return False
+                    pending.add(call_id)
+        content = msg.get("content")
+        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
+            return False
+    return not pending
+
+
+def _internal_key(msg: dict) -> bool:
+    """Whether a message holds a key the send path removes (or replayed reasoning it looks at)."""
+    return any(key in _OPENAI_INTERNAL or key == "reasoning_details" or (isinstance(key, str) and key[:1] == "_")
+               for key in msg)
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -463,6 +539,9 @@ def anthropic_messages(messages: Iterable[Any], counts: dict,
             yield out
 
 
+_ROLE_AND_CONTENT = frozenset({"role", "content"})
+
+
 def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict) -> Any:
     if not isinstance(msg, dict):
         return msg
@@ -470,8 +549,8 @@ def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict
     if role == "assistant":
         state.renamed = {}
     out = None
-    extra = [k for k in msg if k not in ("role", "content")]
-    if extra:
+    if not _ROLE_AND_CONTENT.issuperset(msg):  # (the usual message: no list of its keys built)
+        extra = [k for k in msg if k not in ("role", "content")]
         out = {k: v for k, v in msg.items() if k in ("role", "content")}
         bump(counts, INTERNAL_KEYS, len(extra))
     content = msg.get("content")

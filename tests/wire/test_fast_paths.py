@@ -152,3 +152,88 @@ def test_tokens_saved_measured_on_the_differences_is_the_full_measure(pair):
         chars += was[0] - now[0]
         images += was[1] - now[1]
     assert tokens.rough_saved(before, after) == chars // 4 + tokens.IMAGE_TOKENS * images
+
+
+# --- sanitize's one pass: the pairing check and the send path's check at once ------------------
+
+from hermesctx.stages.sanitize import sanitize  # noqa: E402
+from hermesctx.wire import send  # noqa: E402
+from tests.transcripts import TranscriptGen  # noqa: E402
+
+extra = st.sampled_from([
+    {"role": "assistant", "content": "x", "reasoning": "r"},
+    {"role": "user", "content": "u", "_ts": 1},
+    {"role": "assistant", "content": [{"type": "text", "text": " "}]},
+    {"role": "tool", "tool_call_id": "a", "content": [{"type": "image_url", "image_url": {}}]},
+    {"role": "assistant", "content": None, "tool_calls": []},
+    {"role": "assistant", "content": "c", "tool_calls": [{"id": "a", "call_id": "b", "type": "function"}]},
+    {"role": "assistant", "content": "c", "tool_calls": "not a list"},
+])
+
+
+def _plain_calls(messages):
+    """Every message an object with a role, every call an object with a string id in a list,
+    every result id a string: the input for which the one pass decides every case (it answers
+    False for anything odder)."""
+    for m in messages:
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not m["role"]:
+            return False
+        calls = m.get("tool_calls")
+        if calls is not None and not (isinstance(calls, list) and all(
+                isinstance(c, dict) and isinstance(c.get("id"), str) for c in calls)):
+            return False
+        if m.get("role") == "tool" and not isinstance(m.get("tool_call_id"), str):
+            return False
+    return True
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(assistant | tool | user | other | extra, max_size=12))
+def test_ready_is_unchanged_and_pairs_clean(messages):
+    both = send.openai_unchanged(messages) and openai_pairs_clean(messages)
+    ready = send.openai_ready(messages)
+    assert not ready or both
+    if _plain_calls(messages):
+        assert ready == both
+
+
+def _seeded(n=150):
+    """Generated transcripts, and sanitize's output of each (most of them clean)."""
+    for seed in range(n):
+        messages = TranscriptGen(seed).transcript(6)
+        yield messages
+        yield sanitize({"messages": messages})[0]["messages"]
+
+
+def test_ready_agrees_on_generated_transcripts():
+    seen = set()
+    for messages in _seeded():
+        both = send.openai_unchanged(messages) and openai_pairs_clean(messages)
+        assert send.openai_ready(messages) == (both and _plain_calls(messages))
+        seen.add(both)
+    assert seen == {True, False}  # (both kinds met)
+
+
+def test_sanitize_vouching_gives_what_the_send_path_checking_again_gives():
+    """sanitize hands a clean list on with :func:`send.vouch`: writing it then gives the same
+    request (the very same object, nothing counted) as checking it again; with --stub (a new
+    list) nothing is vouched for."""
+    vouched = 0
+    for messages in _seeded(80):
+        doc = {"model": "m", "messages": messages}
+        out, report = sanitize(doc)
+        if send._vouched:  # (the input as it is, or Hermes's repair of it)
+            vouched += 1
+            assert out["messages"] is send._vouched[0] and report["repair"] in ("none", "hermes")
+        counts: dict = {}
+        fast = send.request(out, "openai", counts)
+        assert not send._vouched  # (the slot is emptied by writing)
+        again: dict = {}
+        assert fast == send.request(out, "openai", again) and counts == again
+        if fast is out:
+            assert send.request(out, "openai", {}) is out
+    assert vouched
+    for messages in _seeded(20):
+        send._vouched.clear()  # (_seeded's own sanitize vouches for its output)
+        sanitize({"messages": messages}, stub=True)
+        assert not send._vouched or send._vouched[0] is not messages
