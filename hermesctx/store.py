@@ -345,8 +345,7 @@ class Store:
     def _setup(self) -> None:
         con = self.con
         con.execute("PRAGMA busy_timeout = 60000")
-        if con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            con.execute("PRAGMA journal_mode = WAL")
+        self._journal_wal()
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise FileIOError(f"archive store {self.path} has schema version {version}; this hermesctx "
@@ -363,6 +362,23 @@ class Store:
                 con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts")
                 con.execute("INSERT INTO fts (body, kind, ref) SELECT summary, 's', rowid FROM spans")
             con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _journal_wal(self, wait: float = 60.0) -> None:
+        """WAL journaling, set once per file. Switching to it needs the database to itself, and
+        SQLite answers "locked" at once instead of waiting for the busy timeout when another
+        process has the new file open (two compactions starting together): wait for it here."""
+        import time
+
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                if self.con.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.con.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     def _has_fts(self) -> bool:
         return self.con.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts'").fetchone() is not None

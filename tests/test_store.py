@@ -210,3 +210,23 @@ def test_two_processes_write_one_store(tmp_path):
     with Store.open(path) as s:
         assert len(s.spans(session="left")) == 40 and len(s.spans(session="right")) == 40
         assert len(s.search("message", limit=1000)) == 80
+
+
+_OPENER = """
+import sys
+from hermesctx.store import Store
+with Store.open(sys.argv[1]) as s:
+    s.add([{"role": "user", "content": sys.argv[2]}], session=sys.argv[2], summary="x")
+"""
+
+
+def test_two_processes_creating_one_store_at_once(tmp_path):
+    """Two compactions starting together on a new store: the switch to WAL journaling (which
+    SQLite answers "locked" without waiting) made one of them fail about one time in four."""
+    for i in range(20):
+        path = str(tmp_path / f"new{i}.sqlite")
+        procs = [subprocess.Popen([sys.executable, "-c", _OPENER, path, who], stderr=subprocess.PIPE)
+                 for who in ("left", "right")]
+        assert [p.wait(timeout=60) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
+        with Store.open(path) as s:
+            assert len(s.spans()) == 2
