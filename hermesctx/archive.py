@@ -80,6 +80,29 @@ def _find_note(messages: list) -> dict | None:
     return None
 
 
+def _span_notes(messages: list) -> list:
+    """Every archive note line of the transcript that names a span (or a JSON Lines file), in order."""
+    from hermesctx.summary.text import text_view
+
+    notes = []
+    for msg in messages:
+        if isinstance(msg, dict):
+            for count, span, path, compressed in _LINE.findall(text_view(msg.get("content"))):
+                notes.append({"span": span or None, "path": path, "messages": int(count),
+                              "compressed_messages": int(compressed)})
+    return notes
+
+
+def _file_notes(notes: list) -> dict:
+    """The notes that name a JSON Lines archive (no span), by its file name."""
+    found = {}
+    for note in notes:
+        name = os.path.basename(note["path"])
+        if not note["span"] and _NAME.fullmatch(name):
+            found[name] = note
+    return found
+
+
 def _have(path: str, size: int) -> bool:
     """``path`` is already there: a regular file (not a symlink) of the right size."""
     try:
@@ -145,11 +168,7 @@ def _newest_file_note(directory: str, messages: list, note: dict) -> tuple[dict,
     input, so the newest archive holds the notes of the older ones and none holds the newest's
     name (a hash of content that holds theirs). Archives that cannot be read only take no part;
     when content does not single one out, ``note`` (the last in place) stands."""
-    names = {}
-    for found in _span_notes(messages):
-        name = os.path.basename(found["path"])
-        if not found["span"] and _NAME.fullmatch(name):
-            names[name] = found
+    names = _file_notes(_span_notes(messages))
     if len(names) < 2:
         return note, None
     data = {}
@@ -190,19 +209,6 @@ def expand(doc: Any, *, directory: str) -> tuple[Any, dict]:
 
 # --- the SQLite store (hermesctx.store): one span per compaction ------------------------------
 
-def _span_notes(messages: list) -> list:
-    """Every archive note line of the transcript that names a span (or a JSON Lines file), in order."""
-    from hermesctx.summary.text import text_view
-
-    notes = []
-    for msg in messages:
-        if isinstance(msg, dict):
-            for count, span, path, compressed in _LINE.findall(text_view(msg.get("content"))):
-                notes.append({"span": span or None, "path": path, "messages": int(count),
-                              "compressed_messages": int(compressed)})
-    return notes
-
-
 def _linked(store, messages: list) -> dict | None:
     """The newest compaction of this store that the transcript's archive notes name (by span id,
     or by the JSON Lines archive it was migrated from), or None. Newest by the store's own order,
@@ -210,11 +216,7 @@ def _linked(store, messages: list) -> dict | None:
     notes are only links here: nothing is read through them but the store's own records."""
     notes = _span_notes(messages)
     spans = {n["span"]: n for n in notes if n["span"]}
-    sources = {}
-    for n in notes:
-        name = os.path.basename(n["path"])
-        if not n["span"] and _NAME.fullmatch(name):
-            sources[name] = n
+    sources = _file_notes(notes)
     newest = store.newest(list(spans), list(sources))
     if newest is None:
         return None

@@ -51,16 +51,19 @@ class Env:
         line = f"hermesctx: warning: {redact(message)}"
         if line not in self._warned:  # texts that differ only where the mask hides are one warning
             self._warned.add(line)
-            print(line, file=self.stderr, flush=True)
+            self._line(line)
 
     def info(self, message: str) -> None:
         if not self.quiet:
             from hermesctx.redact import redact
 
-            # one write, not print's two (text, then the newline): an unbuffered stderr
-            # (PYTHONUNBUFFERED, a report line per document of a batch) makes each a system call
-            self.stderr.write(f"{redact(message)}\n")
-            self.stderr.flush()
+            self._line(redact(message))
+
+    def _line(self, text: str) -> None:
+        # one write, not print's two (text, then the newline): an unbuffered stderr
+        # (PYTHONUNBUFFERED, a report line per document of a batch) makes each a system call
+        self.stderr.write(f"{text}\n")
+        self.stderr.flush()
 
     @property
     def color(self) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 
 from hermesctx import jsonio
 from hermesctx.errors import FileIOError, InputError
+from hermesctx.messages import call_id
 
 SCHEMA_VERSION = 1
 SPAN_ID = re.compile(r"hx-[0-9a-f]{12}")
@@ -132,7 +133,7 @@ def _call_names(msg: dict) -> list:
             fn = call.get("function")
             name = fn.get("name") if isinstance(fn, dict) else call.get("name")
             if isinstance(name, str):
-                found.append((call.get("call_id") or call.get("id"), name))
+                found.append((call_id(call) or None, name))
     content = msg.get("content")
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict) and part.get("type") == "tool_use" and isinstance(part.get("name"), str):
