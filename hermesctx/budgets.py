@@ -14,7 +14,7 @@ Every product is a float product truncated with ``int()``, as in Hermes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from hermesctx.record import asdict, record
 
 DOCUMENTED = "documented"
 HERMES_019 = "hermes-0.19"
@@ -34,7 +34,7 @@ _MINIMUM_THRESHOLD = 64_000
 _FALLBACK_TRIGGER = 0.85
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budgets:
     rules: str
     context_length: int

@@ -19,13 +19,13 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from hermesctx.errors import FileIOError, UsageError
+from hermesctx.record import field, record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Key:
     default: Any
     kind: type | tuple  # expected Python type(s) after coercion
@@ -127,7 +127,7 @@ def env_name(key: str) -> str:
     return "HERMESCTX_" + key.upper().replace(".", "_")
 
 
-@dataclass
+@record
 class Settings:
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)

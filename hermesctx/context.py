@@ -12,14 +12,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+from hermesctx.record import field, record
 
 if TYPE_CHECKING:  # read on first use (Context.settings): a command that reads none skips its imports
     from hermesctx.config import Settings
 
 
-@dataclass
+@record
 class Env:
     stdin: BinaryIO
     stdout: BinaryIO

@@ -19,12 +19,12 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import orjson
 
 from hermesctx.errors import FileIOError, InputError
+from hermesctx.record import record
 
 _BOM = b"\xef\xbb\xbf"
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
@@ -33,7 +33,7 @@ _BOM = b"\xef\xbb\xbf"
 _LONG_DIGITS = re.compile(rb"\d{19}")
 
 
-@dataclass
+@record
 class Document:
     """One parsed document and where it came from."""
 

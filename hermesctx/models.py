@@ -8,7 +8,8 @@ Provider names are compared as given, as Hermes does (``OpenAI-Codex`` is not Co
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from hermesctx.record import record
 
 DEFAULT_CONTEXT_LENGTH = 256_000
 
@@ -110,7 +111,7 @@ def strip_provider_prefix(model: str) -> str:
     return model
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ContextWindow:
     length: int
     source: str  # "flag" | "codex-table" | "bedrock-table" | "table" | "default"

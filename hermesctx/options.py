@@ -1,5 +1,5 @@
-"""A stage's options, declared once: each field of a stage's frozen ``Options`` dataclass carries
-its default, its flag, its config key, its range and its help.
+"""A stage's options, declared once: each field of a stage's frozen ``Options`` record
+(:mod:`hermesctx.record`) carries its default, its flag, its config key, its range and its help.
 
 From that one declaration come the click options (:mod:`hermesctx.cli.options`), the options
 a ``pipeline:`` entry of the config file accepts (:func:`from_mapping`), the flags a stage puts
@@ -10,16 +10,15 @@ default) decides.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.budgets import RULES
 from hermesctx.errors import UsageError
+from hermesctx.record import Field, field, fields, record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Spec:
     flag: str  # the long flag, e.g. --protect-last-n (--x/--no-x for a negatable boolean)
     help: str = ""
@@ -39,12 +38,12 @@ class Spec:
 
 
 def option(default: Any = None, flag: str = "", help: str = "", **spec: Any) -> Any:
-    """A dataclass field declaring one option (see :class:`Spec`)."""
-    return dataclasses.field(default=default, metadata={"option": Spec(flag, help, **spec)})
+    """A record field declaring one option (see :class:`Spec`)."""
+    return field(default=default, metadata={"option": Spec(flag, help, **spec)})
 
 
-def specs(cls) -> list[tuple[dataclasses.Field, Spec]]:
-    return [(f, f.metadata["option"]) for f in dataclasses.fields(cls) if "option" in f.metadata]
+def specs(cls) -> list[tuple[Field, Spec]]:
+    return [(f, f.metadata["option"]) for f in fields(cls) if "option" in f.metadata]
 
 
 def flags(options) -> dict[str, Any]:
@@ -57,7 +56,7 @@ def flags(options) -> dict[str, Any]:
 def from_mapping(cls, values: Mapping[str, Any], where: str, command: str):
     """``cls`` from a ``pipeline:`` entry's options: field names or flag names (``if_needed``,
     ``if-needed``, an old spelling), each value checked as its flag checks it."""
-    by_name: dict[str, tuple[dataclasses.Field, Spec]] = {}
+    by_name: dict[str, tuple[Field, Spec]] = {}
     for f, spec in specs(cls):
         for name in (f.name, spec.flag.split("/")[0], *spec.aliases):
             by_name[name.lstrip("-").replace("-", "_")] = (f, spec)
@@ -124,7 +123,7 @@ def _range(spec: Spec) -> str:
 
 # --- the options several stages share --------------------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelOptions:
     """Which model the transcript is for: its window, encoding and prices."""
 
@@ -136,7 +135,7 @@ class ModelOptions:
                                   help="Provider name (openai-codex selects the Codex context table).")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BudgetOptions(ModelOptions):
     """How the compression budgets follow from the window."""
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.errors import UsageError
+from hermesctx.record import record
 
 STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
 
 
-@dataclass
+@record
 class Stage:
     name: str
     options: Any  # the stage's Options

@@ -3,8 +3,8 @@
 Three entry-point groups; each entry's name is what a config or a flag names:
 
 * ``hermesctx.stages``: a module (or any object) with the face of a built-in stage
-  (:mod:`hermesctx.stages`): ``Options`` (a frozen dataclass declared with
-  :func:`hermesctx.options.option`, a ``key`` only one of hermesctx's settings; optional, no
+  (:mod:`hermesctx.stages`): ``Options`` (a class declared with
+  ``@hermesctx.record.record(frozen=True)``, fields :func:`hermesctx.options.option`, a ``key`` only one of hermesctx's settings; optional, no
   options when absent), ``build(options, ctx)`` returning ``doc -> (doc, report)``, and
   ``describe(report) -> str`` (optional). A ``run`` pipeline names it like a built-in stage,
   options checked by its ``Options``.
@@ -32,11 +32,11 @@ errors (:mod:`hermesctx.errors`) keeps that error and its status.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
+from hermesctx.record import field, record
 
 STAGES = "hermesctx.stages"
 SUMMARIZERS = "hermesctx.summarizers"
@@ -51,7 +51,7 @@ class PluginError(HermesctxError):
     status = ExitStatus.UPSTREAM
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Plugin:
     group: str
     name: str
@@ -134,12 +134,12 @@ def guarded(plugin: Plugin, fn: Callable, what: str = "failed") -> Callable:
 
 # --- stages ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _NoOptions:
     """The options of a plugin stage that declares none."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StagePlugin:
     """A plugin stage with the face of a built-in stage module."""
 
@@ -155,10 +155,9 @@ def stage(name: str, builtins: tuple[str, ...] = ()) -> StagePlugin:
     if not callable(build):
         raise PluginError(f"{plugin.label()} is not a stage: it has no build(options, ctx)")
     options = getattr(obj, "Options", _NoOptions)
-    import dataclasses
-
-    if not dataclasses.is_dataclass(options):
-        raise PluginError(f"{plugin.label()}: its Options is not a dataclass")
+    if not hasattr(options, "__record_fields__"):
+        raise PluginError(f"{plugin.label()}: its Options is not declared with "
+                          "@hermesctx.record.record(frozen=True)")
     from hermesctx.config import KEYS
     from hermesctx.options import specs
 
@@ -207,7 +206,7 @@ def summarizer(name: str, builtins: tuple[str, ...], **options: Any):
 
 # --- engines -----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EngineContext:
     """What a context engine is told about the transcript it compacts."""
 

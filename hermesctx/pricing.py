@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
 
 from hermesctx.errors import InputError
+from hermesctx.record import record
 
 SUBSCRIPTION = "subscription_included"
 MODELS_API = "official_models_api"
@@ -34,7 +34,7 @@ _BEDROCK_REGIONS = ("global.", "us.", "eu.", "apac.", "ap.", "au.", "jp.", "ca."
 _DOT_VERSION = re.compile(r"(\d+)\.(\d+)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Route:
     provider: str
     model: str

@@ -7,16 +7,15 @@ query or an unknown span, 5 a store that cannot be read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hermesctx.context import Context
 from hermesctx.errors import UsageError
 from hermesctx.exit import ExitStatus
+from hermesctx.record import record
 
 _COLUMNS = ("span", "kind", "session", "position", "role", "tool", "created", "score")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Request:
     query: str | None = None
     archive: str | None = None

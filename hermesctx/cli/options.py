@@ -91,9 +91,8 @@ def _click_option(f, spec) -> list[Callable]:
 def stage_options(cls, *, shared: bool = False) -> Callable:
     """The click options declared by a stage's ``Options``: its own fields, or (``shared``)
     those it inherits (model and budget options)."""
-    from dataclasses import fields
-
     from hermesctx.options import BudgetOptions, ModelOptions, specs
+    from hermesctx.record import fields
 
     base = next((b for b in (BudgetOptions, ModelOptions) if issubclass(cls, b)), None)
     common = {f.name for f in fields(base)} if base else set()

@@ -18,7 +18,6 @@ Two kinds of input:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, BinaryIO
 
@@ -37,6 +36,7 @@ from hermesctx.messages import (
     type_name,
 )
 from hermesctx.messages import detect_format as _chat_format
+from hermesctx.record import field, record
 
 __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what callers use from here
 
@@ -74,7 +74,7 @@ def writer(target: str) -> ModuleType:
     return found
 
 
-@dataclass
+@record
 class FormatDocument(jsonio.Document):
     """A document read through a format reader: ``data`` is an OpenAI-format transcript (or the
     original body for ``openai``/``anthropic`` input); ``info`` says what was read and lost
@@ -180,12 +180,12 @@ def unwrap(doc: Any, lost: dict) -> Any:
 
 def _container_hint(value: Any) -> str:
     records = value if isinstance(value, list) else [value]
-    for record in records[:1]:
-        if not isinstance(record, dict):
+    for item in records[:1]:
+        if not isinstance(item, dict):
             continue
         for key in CONTAINERS:
-            if key in record:
-                if _is_chat(record[key]):
+            if key in item:
+                if _is_chat(item[key]):
                     return (f"each record's {key!r} holds a transcript: "
                             f"jq -c '.[].{key}' FILE | hermesctx ...")
                 return f"its {key!r} holds no chat messages (no role): nothing hermesctx reads"

@@ -13,13 +13,13 @@ would mark them after conversion.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
 from hermesctx.errors import UsageError
 from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, with_messages
 from hermesctx.options import option
+from hermesctx.record import record
 
 SYSTEM_AND_3 = "system_and_3"
 NONE = "none"
@@ -432,7 +432,7 @@ def check(doc: Any, previous: Any = None) -> dict:
     return report
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     ttl: str | None = option(flag="--ttl", metavar="5m|1h", key="prompt_caching.cache_ttl",
                              help="Cache lifetime (default 5m, config prompt_caching.cache_ttl); "

@@ -18,7 +18,6 @@ is not emitted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -32,6 +31,7 @@ from hermesctx.messages import (
     with_messages,
 )
 from hermesctx.options import BudgetOptions, flags, option
+from hermesctx.record import record
 from hermesctx.redact import redact
 from hermesctx.stages.prune import prune_messages
 from hermesctx.stages.sanitize import strip_orphans
@@ -502,7 +502,7 @@ def describe(report: dict) -> str:
     return line
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options(BudgetOptions):
     summarizer: str | None = option(
         flag="--summarizer", metavar="NAME",

@@ -13,7 +13,6 @@ provider ``usage`` object when one is given (``input + cache_read + cache_write`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -22,6 +21,7 @@ from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_enc
 from hermesctx.messages import ANTHROPIC, check_strict, detect_format, messages_of, system_text
 from hermesctx.models import resolve_context_length
 from hermesctx.options import BudgetOptions, flags, option
+from hermesctx.record import record
 
 ROUGH = "rough"
 EXACT = "exact"
@@ -263,7 +263,7 @@ def format_table(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options(BudgetOptions):
     method: str = option(EXACT, flag="--method", choices=(EXACT, ROUGH), show_default=True,
                          help="exact: tiktoken; rough: Hermes's character estimate.")

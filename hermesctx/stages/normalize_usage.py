@@ -9,11 +9,11 @@ The branch is picked from the shape of the JSON (a usage object rarely names its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.options import option
+from hermesctx.record import record
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -295,7 +295,7 @@ _ZERO = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_toke
          "prompt_tokens", "total_tokens", "request_count")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     usage_format: str | None = option(
         flag="--usage-format", choices=PROVIDERS, aliases=("--provider",),

@@ -13,7 +13,6 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx import tokens
@@ -26,6 +25,7 @@ from hermesctx.messages import (
     with_messages,
 )
 from hermesctx.options import BudgetOptions, flags, option
+from hermesctx.record import record
 from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.stubs import summarize_tool_result
@@ -374,7 +374,7 @@ def describe(report: dict) -> str:
 _VERBS = {"stubbed": "stub", "deduplicated": "deduplicate", "args_truncated": "truncate arguments"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options(BudgetOptions):
     # Hermes's protect_tail_count may be 0 here (no floor: the token budget alone); the config
     # key keeps its own range (>= 1), so the flag is not checked as the key

@@ -22,11 +22,11 @@ input.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import option
+from hermesctx.record import record
 from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.wire import send
@@ -654,7 +654,7 @@ def describe(report: dict) -> str:
     return ", ".join(parts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     stub: bool = option(False, flag="--stub", kind=bool,
                         help="Inject stub results for calls that lost theirs (Hermes's pre-API repair) "

@@ -31,12 +31,12 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass, field
 from typing import Any
 
 from hermesctx.errors import FileIOError, UsageError
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import ModelOptions, flags, option
+from hermesctx.record import field, record
 from hermesctx.redact import redact_head
 
 DEFAULT_RESULT_SIZE = 100_000
@@ -54,7 +54,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budget:
     default_result_size: int = DEFAULT_RESULT_SIZE
     turn_budget: int = DEFAULT_TURN_BUDGET
@@ -578,7 +578,7 @@ def describe(report: dict) -> str:
             + (f"; replaced {_n(len(replaced), 'file')} of the same name" if replaced else ""))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options(ModelOptions):
     directory: str | None = option(
         flag="--dir", path="dir", key="spill.dir",

@@ -32,10 +32,10 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermesctx.options import option
+from hermesctx.record import field, record, replace
 from hermesctx.redact import redact
 from hermesctx.summary import EMPTY, SummarizerError, SummaryRequest
 from hermesctx.summary.prompt import render_trajectory_turns as render_turns
@@ -52,7 +52,7 @@ MAX_BACKOFF = 30.0
 Counter = Callable[[Any], int]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TrajectoryConfig:
     target_max_tokens: int = 15250
     summary_target_tokens: int = 750
@@ -71,7 +71,7 @@ class TrajectoryConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-@dataclass
+@record
 class TrajectoryMetrics:
     original_tokens: int = 0
     compressed_tokens: int = 0
@@ -372,7 +372,7 @@ def process_entry(entry: Any, *, config: TrajectoryConfig, count: Counter, summa
 # ---------------------------------------------------------------- aggregate
 
 
-@dataclass
+@record
 class AggregateMetrics:
     total_trajectories: int = 0
     compressed: int = 0
@@ -466,7 +466,7 @@ class AggregateMetrics:
 # ---------------------------------------------------------------- a stream of entries
 
 
-@dataclass
+@record
 class Outcome:
     entry: Any  # what to write: the result, or the input unchanged on failure
     metrics: TrajectoryMetrics | None  # None when the entry failed
@@ -526,7 +526,7 @@ def compress_stream(items: Iterable[tuple[Any, Any]], *, config: TrajectoryConfi
 ROLES = ("system", "human", "gpt", "tool")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     target_max_tokens: int = option(15250, flag="--target-max-tokens", kind=int, low=0, show_default=True,
                                     help="Compress trajectories over this many tokens.")

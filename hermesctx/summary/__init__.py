@@ -18,10 +18,10 @@ stand in, visibly.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from hermesctx.record import field, record, replace
 
 NAMES = ("extractive", "anthropic", "openai")
 # Hermes's auxiliary.compression.provider values and the summarizer that speaks their API
@@ -40,7 +40,7 @@ EMPTY = "empty"
 OTHER = "other"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SummaryRequest:
     prompt: str  # the whole prompt; providers send it as one user message
     budget_tokens: int  # the summary's target size (named in the prompt, not sent as max_tokens)
@@ -74,7 +74,7 @@ def outgoing(request: SummaryRequest) -> SummaryRequest:
     from hermesctx.redact import redact
 
     prompt = redact(request.prompt)
-    return request if prompt == request.prompt else dataclasses.replace(request, prompt=prompt)
+    return request if prompt == request.prompt else replace(request, prompt=prompt)
 
 
 _MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer"),

@@ -28,11 +28,11 @@ nothing, and is an earlier ask once they do.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
 from hermesctx import tokens
+from hermesctx.record import replace
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
 from hermesctx.summary.ledger import FileEntry, Ledgers, common_root, extract, one_line
@@ -121,7 +121,7 @@ def _by_shown_path(entries, root: str) -> list[FileEntry]:
                 suffixes.setdefault("/".join(parts[k:]), shown)
         seen = out.get(shown)
         if seen is None:
-            out[shown] = dataclasses.replace(f, path=shown)
+            out[shown] = replace(f, path=shown)
             continue
         later = f if f.last >= seen.last else seen
         out[shown] = FileEntry(shown, seen.reads + f.reads, seen.edits + f.edits, seen.created or f.created,

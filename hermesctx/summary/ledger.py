@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from hermesctx.messages import calls_of
+from hermesctx.record import field, record
 from hermesctx.redact import redact
 from hermesctx.summary.prompt import is_real_user_message, strip_think_blocks
 from hermesctx.summary.text import is_summary_content, strip_summary_prefix, text_view
@@ -193,7 +193,7 @@ def _patch_change(patch: str) -> str:
     return "patched"
 
 
-@dataclass
+@record
 class FileEntry:
     path: str
     reads: int = 0
@@ -205,7 +205,7 @@ class FileEntry:
     last: int = 0  # position of the last touch (recency)
 
 
-@dataclass
+@record
 class CommandEntry:
     command: str
     runs: int = 0
@@ -215,7 +215,7 @@ class CommandEntry:
     last: int = 0
 
 
-@dataclass
+@record
 class ErrorEntry:
     key: str  # the command or the call's target
     text: str
@@ -223,7 +223,7 @@ class ErrorEntry:
     last: int = 0
 
 
-@dataclass
+@record
 class Ledgers:
     files: dict = field(default_factory=dict)
     commands: dict = field(default_factory=dict)

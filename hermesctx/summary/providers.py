@@ -35,9 +35,9 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hermesctx.record import record
 from hermesctx.summary import (
     AUTH,
     CONNECTION,
@@ -68,7 +68,7 @@ class RequestTimeout(Exception):
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RetryPolicy:
     """How often and how long to wait: the one retry policy of every summarizer call.
 

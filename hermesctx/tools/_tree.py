@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 import click
 
+from hermesctx.record import field, record
 
-@dataclass
+
+@record
 class Opt:
     flags: list[str]
     help: str
@@ -19,7 +20,7 @@ class Opt:
     is_path: bool = False
 
 
-@dataclass
+@record
 class Cmd:
     name: str
     path: str

@@ -19,9 +19,9 @@ the assistant turn right before its user turn, consecutive same-role messages be
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from hermesctx.record import record
 from hermesctx.wire import params
 
 OPENAI = "openai"
@@ -67,7 +67,7 @@ RULES: dict[str, str] = {
 PAIRING_RULES = frozenset(rule for rule in RULES if rule.startswith(("OA-TOOL-", "AN-TOOL-")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """One broken rule: ``path`` in the body, ``rule`` id, ``severity`` (reject / risk / info),
     ``message`` (the API's error text) and ``counted`` (whether it makes the body fail: a

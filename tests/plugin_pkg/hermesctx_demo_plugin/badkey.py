@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hermesctx.options import option
+from hermesctx.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     level: int | None = option(flag="--level", kind=int, key="demo.level", help="Not a hermesctx setting.")
 

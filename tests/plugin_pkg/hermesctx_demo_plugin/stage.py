@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hermesctx.messages import messages_of, with_messages
 from hermesctx.options import option
+from hermesctx.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     label: str | None = option("demo", flag="--label", help="The tag.")
     times: int | None = option(1, flag="--times", kind=int, low=1, high=3, help="How often.")

@@ -1,0 +1,85 @@
+"""hermesctx.record: the dataclass stand-in behaves as dataclasses does for what hermesctx uses,
+checked side by side with the same class bodies declared as real dataclasses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hermesctx import record as rec
+
+
+def _declare(decorate, field, frozen):
+    @decorate(frozen=frozen)
+    class Base:
+        a: int
+        b: str = "b"
+        tags: list = field(default_factory=list)
+        secret: str = field(default="s", repr=False)
+
+    @decorate(frozen=frozen)
+    class Child(Base):
+        c: float = 1.5
+        b: str = "child-b"  # a redeclared field keeps its place
+
+    return Base, Child
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_same_behaviour_as_dataclasses(frozen):
+    ours = _declare(rec.record, rec.field, frozen)
+    theirs = _declare(dataclasses.dataclass, dataclasses.field, frozen)
+    for mine, real in zip(ours, theirs):
+        assert [f.name for f in rec.fields(mine)] == [f.name for f in dataclasses.fields(real)]
+        x, y = mine(1), real(1)
+        assert repr(x).split("(", 1)[1] == repr(y).split("(", 1)[1]
+        assert {f.name: getattr(x, f.name) for f in rec.fields(x)} == dataclasses.asdict(y)
+        assert x == mine(1) and x != mine(2) and x != real(1)
+        assert x.tags is not mine(1).tags  # a fresh default per instance
+        assert (x.__hash__ is None) == (y.__hash__ is None)
+        if frozen:
+            assert hash(mine(1, tags=())) == hash(mine(1, tags=()))
+            with pytest.raises(AttributeError):
+                x.a = 5
+        else:
+            x.a = 5
+            assert x.a == 5
+        changed = rec.replace(mine(1), a=9)
+        assert changed.a == 9 and changed.b == mine(1).b
+        with pytest.raises(TypeError):
+            rec.replace(mine(1), nope=1)
+    with pytest.raises(TypeError):
+        ours[0]()  # a field without a default is required
+
+
+def test_field_metadata_default_and_class_attribute():
+    @rec.record(frozen=True)
+    class Options:
+        width: int | None = rec.field(default=80, metadata={"option": "w"})
+        items: tuple = ()
+
+    (width, items) = rec.fields(Options)
+    assert width.metadata == {"option": "w"} and width.default == 80 and items.metadata == {}
+    assert Options.width == 80  # the class attribute is the default, as dataclasses leaves it
+    assert rec.asdict(Options()) == {"width": 80, "items": ()}
+    assert rec.is_record(Options) and rec.is_record(Options()) and not rec.is_record(object())
+
+
+def test_non_default_after_default_is_refused():
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+        @rec.record
+        class Bad:
+            a: int = 1
+            b: int
+
+
+def test_fields_and_replace_accept_a_real_dataclass():
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        a: int = 1
+
+    assert [f.name for f in rec.fields(Plain)] == ["a"]
+    assert rec.replace(Plain(), a=2) == Plain(2)
+    assert rec.is_record(Plain)
+
