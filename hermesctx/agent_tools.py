@@ -16,7 +16,10 @@ for ``compress --expand``, but an agent tool's result goes to a model provider.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"

@@ -21,21 +21,25 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
-import re
 import stat
-from typing import Any
 
-from hermesctx import jsonio
+from hermesctx import jsonio, lazyre
 from hermesctx.errors import FileIOError, InputError
 from hermesctx.messages import messages_of, with_messages
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 MAX_BYTES = 256 * 1024 * 1024  # the largest archive --expand reads (256 MiB)
-_NAME = re.compile(r"[0-9a-f]{32}\.jsonl")
+_NAME = lazyre.compile(r"[0-9a-f]{32}\.jsonl")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 KEY = "_hermesctx_archive"  # where releases before the wire-ready output kept the note
-_LINE = re.compile(r"\[The (\d+) messages before this compaction are archived (?:as span (hx-[0-9a-f]{12}) )?"
-                   r"in (.+?) \(compressed to (\d+) messages\); `hermesctx compress --expand` restores them\.\]")
+_LINE_PATTERN = (r"\[The (\d+) messages before this compaction are archived (?:as span (hx-[0-9a-f]{12}) )?"
+                 r"in (.+?) \(compressed to (\d+) messages\); `hermesctx compress --expand` restores them\.\]")
+_LINE = lazyre.compile(_LINE_PATTERN)
+_NOTE_LINES = lazyre.compile(r"\n*" + _LINE_PATTERN)
 
 
 def note_line(note: dict) -> str:
@@ -56,7 +60,7 @@ def without_notes(text: str) -> str:
     store span its parent), so carrying them forward would only stack a note per round."""
     if NOTE_MARK not in text:
         return text
-    return re.sub(r"\n*" + _LINE.pattern, "", text)
+    return _NOTE_LINES.sub("", text)
 
 
 def _find_note(messages: list) -> dict | None:

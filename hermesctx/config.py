@@ -16,13 +16,16 @@ process (:func:`hermesctx.redact.configure`), also said on stderr.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.errors import FileIOError, UsageError
 from hermesctx.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 @record(frozen=True)
@@ -40,7 +43,7 @@ def _between(lo: float, hi: float, *, open_low: bool = False) -> Callable[[Any],
 
 # a plugin's name as an entry point spells it (whether one is installed is checked when used,
 # and by `config check`: settings load on every command and must not scan the entry points)
-_PLUGIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
+_PLUGIN_NAME = lazyre.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}")
 _NUMBER = (int, float)
 _OPT_STR = (str, type(None))
 _OPT_INT = (int, type(None))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from hermesctx.record import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # read on first use (Context.settings): a command that reads none skips its imports
+    from collections.abc import Mapping
+    from typing import Any, BinaryIO, TextIO
+
     from hermesctx.config import Settings
 
 

@@ -18,7 +18,10 @@ command line gives.
 from __future__ import annotations
 
 import os
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _runner(entries: list, config_path: str | None):

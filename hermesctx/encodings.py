@@ -26,7 +26,10 @@ import marshal
 import os
 import sys
 import threading
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SUPPORTED = ("o200k_base", "cl100k_base")
 

@@ -17,20 +17,23 @@ import io as _stdio
 import json
 import math
 import os
-import re
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO
 
 import orjson
 
+from hermesctx import lazyre
 from hermesctx.errors import FileIOError, InputError
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
 # a float. Only a document that came out with a float can have been hit, so the byte scan (slow:
 # it touches every byte) runs only then.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+_LONG_DIGITS = lazyre.compile(rb"\d{19}")
 
 
 @record

@@ -15,12 +15,15 @@ Nothing here mutates its arguments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 from hermesctx.errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"

@@ -7,8 +7,7 @@ Provider names are compared as given, as Hermes does (``OpenAI-Codex`` is not Co
 
 from __future__ import annotations
 
-import re
-
+from hermesctx import lazyre
 from hermesctx.record import record
 
 DEFAULT_CONTEXT_LENGTH = 256_000
@@ -88,8 +87,8 @@ tencent-cloud tencent-tokenhub tencentmaas tokenhub x-ai x.ai xai xiaomi xiaomi-
 zai zen zhipu
 """.split())
 
-_OLLAMA_TAG = re.compile(r"^(\d+\.?\d*b|latest|stable|q\d|fp?\d|instruct|chat|coder|vision|text)",
-                         re.IGNORECASE)
+_OLLAMA_TAG = lazyre.compile(r"^(\d+\.?\d*b|latest|stable|q\d|fp?\d|instruct|chat|coder|vision|text)",
+                         lazyre.IGNORECASE)
 
 
 def _longest_first(table: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:

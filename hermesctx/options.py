@@ -10,12 +10,14 @@ default) decides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from hermesctx.budgets import RULES
 from hermesctx.errors import UsageError
 from hermesctx.record import Field, field, fields, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 
 @record(frozen=True)

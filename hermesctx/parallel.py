@@ -17,12 +17,15 @@ import multiprocessing
 import queue
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import wait
-from typing import Any
 
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import ExitStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 
 class WorkerDied(HermesctxError):

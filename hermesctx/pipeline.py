@@ -19,11 +19,14 @@ what the shell pipe ``hermesctx spill | hermesctx prune | ...`` produces.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any
 
 from hermesctx.errors import UsageError
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
 

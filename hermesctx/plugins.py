@@ -31,12 +31,14 @@ errors (:mod:`hermesctx.errors`) keeps that error and its status.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 from hermesctx.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 STAGES = "hermesctx.stages"
 SUMMARIZERS = "hermesctx.summarizers"

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
 from urllib.parse import urlparse
 
+from hermesctx import lazyre
 from hermesctx.errors import InputError
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SUBSCRIPTION = "subscription_included"
 MODELS_API = "official_models_api"
@@ -31,7 +34,8 @@ UNKNOWN = "unknown"
 _MILLION = Decimal("1000000")
 _NOUS_BASE = "https://inference-api.nousresearch.com/v1"
 _BEDROCK_REGIONS = ("global.", "us.", "eu.", "apac.", "ap.", "au.", "jp.", "ca.", "sa.", "me.", "af.")
-_DOT_VERSION = re.compile(r"(\d+)\.(\d+)")
+_DOT_VERSION = lazyre.compile(r"(\d+)\.(\d+)")
+_BEDROCK_SUFFIXES = (lazyre.compile(r":\d+$"), lazyre.compile(r"-v\d+$"), lazyre.compile(r"-\d{8}$"))
 
 
 @record(frozen=True)
@@ -104,9 +108,9 @@ def _bedrock_name(model: str) -> str:
             name = name[len(region):]
             break
     name = _DOT_VERSION.sub(r"\1-\2", name)
-    name = re.sub(r":\d+$", "", name)
-    name = re.sub(r"-v\d+$", "", name)
-    return re.sub(r"-\d{8}$", "", name)
+    for suffix in _BEDROCK_SUFFIXES:  # in this order: "-20240229-v1:0" loses all three
+        name = suffix.sub("", name)
+    return name
 
 
 _PRICES = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "request")

@@ -31,25 +31,13 @@ environment variable ``HERMESCTX_REDACT`` (``0``/``false``/``no``/``off``) turns
 from __future__ import annotations
 
 import os
-import re
-from typing import Any
 
+from hermesctx import lazyre
 
-class _lazy:  # noqa: N801 (used as re.compile is)
-    """A regex compiled on its first use, not at import: a command that redacts a few report
-    lines uses a handful of these ~40 patterns, and compiling all of them cost ~20 ms of every
-    start that imports this module. The first attribute looked up (``sub``, ``search``, ...)
-    compiles it; each is then kept on the instance, so later uses cost a plain attribute read."""
-
-    def __init__(self, *args: Any):
-        self._args = args
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_args":
-            raise AttributeError(name)
-        value = getattr(re.compile(*self._args), name)
-        setattr(self, name, value)
-        return value
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any
 
 
 _PREFIXES = [
@@ -66,64 +54,65 @@ _PREFIXES = [
     r"fpk_[A-Za-z0-9]{30,}",
 ]
 # the literal start of each pattern: a cheap test before running the big alternation
-_PREFIX_LITERALS = tuple(re.match(r"[^\[(\\.?*+|{^$]*", p).group(0) for p in _PREFIXES)
+_PREFIX_LITERALS = tuple(p[:next((i for i, c in enumerate(p) if c in "[(\\.?*+|{^$"), len(p))]
+                         for p in _PREFIXES)
 # (each body is one character class ended by a negative lookahead: a failed match costs the run once)
-_PREFIX = _lazy(r"(?<![A-Za-z0-9_-])(" + "|".join(_PREFIXES) + r")(?![A-Za-z0-9_-])")
+_PREFIX = lazyre.compile(r"(?<![A-Za-z0-9_-])(" + "|".join(_PREFIXES) + r")(?![A-Za-z0-9_-])")
 
 _ENV_NAMES = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)"
 # keys are bounded ({0,50}: Hermes's own bound; {0,64} where Hermes has none) so that no rule can
 # backtrack across a long run of key characters
-_ENV_ASSIGN = _lazy(rf"([A-Z0-9_]{{0,50}}{_ENV_NAMES}[A-Z0-9_]{{0,50}})\s*=\s*(['\"]?)(\S+)\2")
+_ENV_ASSIGN = lazyre.compile(rf"([A-Z0-9_]{{0,50}}{_ENV_NAMES}[A-Z0-9_]{{0,50}})\s*=\s*(['\"]?)(\S+)\2")
 _CFG_NAMES = r"(?:api[ _.\-]?key|token|secret|passwd|password|credential|auth)"
 _CFG_VALUE = r"(['\"]?)([^\s&]+?)\2(?=[\s&]|$)"
-_CFG_WORD = _lazy(_CFG_NAMES, re.IGNORECASE)  # every config-key match holds one: a linear pre-check
+_CFG_WORD = lazyre.compile(_CFG_NAMES, lazyre.IGNORECASE)  # every config-key match holds one: a linear pre-check
 # a dotted key (``spring.datasource.password``): a run of key characters ending at '=' (found by
 # _CFG_KEY_RUN), of which Hermes masks the leftmost suffix that _CFG_DOTTED_KEY matches whole
-_CFG_KEY_RUN = _lazy(r"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{1,128}(?==)")
-_CFG_VALUE_AT = _lazy(r"(['\"]?)([^\s&]+?)\1(?=[\s&]|$)")  # _CFG_VALUE with its own group numbers
-_CFG_DOTTED_KEY = _lazy(rf"(?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*"
-                             rf"|[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*\.[A-Za-z0-9_.\-]+", re.IGNORECASE)
+_CFG_KEY_RUN = lazyre.compile(r"(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]{1,128}(?==)")
+_CFG_VALUE_AT = lazyre.compile(r"(['\"]?)([^\s&]+?)\1(?=[\s&]|$)")  # _CFG_VALUE with its own group numbers
+_CFG_DOTTED_KEY = lazyre.compile(rf"(?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*"
+                             rf"|[A-Za-z0-9_.\-]*{_CFG_NAMES}[A-Za-z0-9_.\-]*\.[A-Za-z0-9_.\-]+", lazyre.IGNORECASE)
 # a bare key at a line start; the key characters up to '=' are one run (no backtracking), checked
 # for a name by _named (Hermes: `[A-Za-z0-9_\-]*NAME[A-Za-z0-9_\-]*`)
-_CFG_LINE = _lazy(rf"(^[ \t]*(?:export[ \t]+)?(?:[A-Za-z0-9_\-]|(?<=api)[ .](?=key))+)={_CFG_VALUE}",
-                       re.IGNORECASE | re.MULTILINE)
-_ENV_LOOKUP = _lazy(r"^(?:os\.(?:getenv|environ)|process\.env|\$ENV\{)")
+_CFG_LINE = lazyre.compile(rf"(^[ \t]*(?:export[ \t]+)?(?:[A-Za-z0-9_\-]|(?<=api)[ .](?=key))+)={_CFG_VALUE}",
+                       lazyre.IGNORECASE | lazyre.MULTILINE)
+_ENV_LOOKUP = lazyre.compile(r"^(?:os\.(?:getenv|environ)|process\.env|\$ENV\{)")
 _YAML_NAMES = r"(?:api[ _.\-]?key|token|secret|passwd|password|credential)"
-_YAML_WORD = _lazy(_YAML_NAMES, re.IGNORECASE)
-_YAML = _lazy(r"(^[ \t]*(?:[A-Za-z0-9_.\-]|(?<=api)[ ](?=key))+)(:[ \t]*)(?!['\"])([^\s&]+)",
-                   re.IGNORECASE | re.MULTILINE)  # the key is checked by _YAML_WORD
+_YAML_WORD = lazyre.compile(_YAML_NAMES, lazyre.IGNORECASE)
+_YAML = lazyre.compile(r"(^[ \t]*(?:[A-Za-z0-9_.\-]|(?<=api)[ ](?=key))+)(:[ \t]*)(?!['\"])([^\s&]+)",
+                   lazyre.IGNORECASE | lazyre.MULTILINE)  # the key is checked by _YAML_WORD
 _JSON_NAMES = (r"(?:api_?[Kk]ey|token|secret|password|access_token|refresh_token|auth_token|bearer|"
                r"secret_value|raw_secret|secret_input|key_material)")
-_JSON_FIELD = _lazy(rf'("{_JSON_NAMES}")\s*:\s*"([^"]+)"', re.IGNORECASE)
-_AUTH_HEADER = _lazy(r"((?:Proxy-)?Authorization:\s*)([A-Za-z][\w.+-]*\s+)?([^\s\"']+)", re.IGNORECASE)
-_KEY_HEADER = _lazy(r"((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
-                         r"\s*:\s*)(\S+)", re.IGNORECASE)
-_TELEGRAM = _lazy(r"(bot)?(\d{8,}):([-A-Za-z0-9_]{30,})")
+_JSON_FIELD = lazyre.compile(rf'("{_JSON_NAMES}")\s*:\s*"([^"]+)"', lazyre.IGNORECASE)
+_AUTH_HEADER = lazyre.compile(r"((?:Proxy-)?Authorization:\s*)([A-Za-z][\w.+-]*\s+)?([^\s\"']+)", lazyre.IGNORECASE)
+_KEY_HEADER = lazyre.compile(r"((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
+                         r"\s*:\s*)(\S+)", lazyre.IGNORECASE)
+_TELEGRAM = lazyre.compile(r"(bot)?(\d{8,}):([-A-Za-z0-9_]{30,})")
 # a private key block, BEGIN to the first END after it (paired by _private_keys: linear, where
 # Hermes's lazy `[\s\S]*?` scans to the end of the text for every BEGIN without an END)
-_PK_BEGIN = _lazy(r"-----BEGIN[A-Z ]*PRIVATE KEY-----")
-_PK_END = _lazy(r"-----END[A-Z ]*PRIVATE KEY-----")
-_DB_URL = _lazy(r"((?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqp)://[^:\s]+:)([^@\s]+)(@)", re.IGNORECASE)
-_URL_TOKEN = _lazy(r"((?:https?|wss?|git|ssh|ftp|ftps|sftp)://)([^\s:@/]{8,})(@[^\s]+)", re.IGNORECASE)
-_JWT = _lazy(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}")
-_FORM = _lazy(r"^[A-Za-z_][A-Za-z0-9_.-]*=[^&\s]*(?:&[A-Za-z_][A-Za-z0-9_.-]*=[^&\s]*)+$")
+_PK_BEGIN = lazyre.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----")
+_PK_END = lazyre.compile(r"-----END[A-Z ]*PRIVATE KEY-----")
+_DB_URL = lazyre.compile(r"((?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqp)://[^:\s]+:)([^@\s]+)(@)", lazyre.IGNORECASE)
+_URL_TOKEN = lazyre.compile(r"((?:https?|wss?|git|ssh|ftp|ftps|sftp)://)([^\s:@/]{8,})(@[^\s]+)", lazyre.IGNORECASE)
+_JWT = lazyre.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}")
+_FORM = lazyre.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=[^&\s]*(?:&[A-Za-z_][A-Za-z0-9_.-]*=[^&\s]*)+$")
 _FORM_KEYS = frozenset({"access_token", "refresh_token", "id_token", "token", "api_key", "apikey", "client_secret",
                         "password", "auth", "jwt", "session", "secret", "key", "code", "signature",
                         "x-amz-signature"})
-_PHONE = _lazy(r"(\+[1-9]\d{6,14})(?![A-Za-z0-9])")
+_PHONE = lazyre.compile(r"(\+[1-9]\d{6,14})(?![A-Za-z0-9])")
 
 # --- hermesctx's additions ---------------------------------------------------------------------
 # scheme://user:password@ (the password may hold '@': up to the last one before the path)
-_URL_USERINFO = _lazy(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s:@/]{1,256}):([^\s/?#]{1,256})@")
+_URL_USERINFO = lazyre.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s:@/]{1,256}):([^\s/?#]{1,256})@")
 # a URL password cut before its '@' (an argument cut to a length ends `...` or `...[truncated]`)
-_URL_CUT = _lazy(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:@/]{1,256}:)([^\s@/.]{1,256})(?=\.\.\.|…)")
+_URL_CUT = lazyre.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:@/]{1,256}:)([^\s@/.]{1,256})(?=\.\.\.|…)")
 # a credential key anywhere in a line: `db_password: x`, `"apiKey": "x"`, `\"password\": \"x\"`, `secret_key=x`
-_SECRET_WORD = _lazy(r"pass|pwd|secret|token|key|credential", re.IGNORECASE)
-_INLINE = _lazy(  # matched at a key's start by _inline_all
+_SECRET_WORD = lazyre.compile(r"pass|pwd|secret|token|key|credential", lazyre.IGNORECASE)
+_INLINE = lazyre.compile(  # matched at a key's start by _inline_all
     r"([A-Za-z_][\w.\-]{0,63})"
     r"(\\{0,15}[\"']?[ \t]*[:=][ \t]*)"
     r"(?:(\\{0,15}\")([^\"\\\n]{1,300})\\{0,15}\"|(')([^'\n]{1,300})'|([^\s\"'`,;&<>]{1,300}))")
-_KEY_PARTS = _lazy(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_KEY_PARTS = lazyre.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SECRET_PARTS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "credential",
                            "credentials", "apikey", "pass"})
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "account", "signing", "encryption", "master",
@@ -139,24 +128,24 @@ _REFERENCE_PARTS = frozenset({"name", "id", "ids", "url", "uri", "endpoint", "pa
 _NOT_SECRET_WORDS = frozenset({"tokenizer", "tokenizers", "tokenize", "tokenized", "tokenization", "keyboard",
                                "keystroke", "keystrokes", "keyword", "keywords", "passage", "passenger", "passthrough",
                                "bypass", "compass", "author", "authority", "from", "ref", "refs"})
-_CURL_USER = _lazy(r"(\b(?:curl|wget|http)\b[^\n]{0,400}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?"
+_CURL_USER = lazyre.compile(r"(\b(?:curl|wget|http)\b[^\n]{0,400}?[ \t](?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?"
                         r"[^\s:'\"]{1,128}:)([^\s'\"]{1,256})")
-_PASSWORD_FLAG = _lazy(r"((?<![\w-])--(?:[a-z]{1,20}-)?(?:password|passwd|pass)(?:=|[ \t]+))(['\"]?)([^\s'\"]{1,256})\2")
-_MYSQL_P = _lazy(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,400}?"
+_PASSWORD_FLAG = lazyre.compile(r"((?<![\w-])--(?:[a-z]{1,20}-)?(?:password|passwd|pass)(?:=|[ \t]+))(['\"]?)([^\s'\"]{1,256})\2")
+_MYSQL_P = lazyre.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,400}?"
                       r"[ \t]-p)([^\s'\"]{1,256})")
-_SSHPASS = _lazy(r"(\bsshpass[ \t]+-p[ \t]*)(['\"]?)([^\s'\"]{1,256})\2")
-_CONN_STRING = _lazy(r"((?<![\w])(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)[ \t]*=[ \t]*)"
-                          r"([^;\s\"']{1,512})", re.IGNORECASE)
-_CONN_PASSWORD = _lazy(r"((?:^|;)[ \t]*(?:Password|Pwd)[ \t]*=[ \t]*)([^;\s\"']{1,256})(?=;|$|[\s\"'])",
-                            re.IGNORECASE | re.MULTILINE)
-_AWS_CONTEXT = _lazy(r"aws|AKIA|ASIA|amazon", re.IGNORECASE)
-_AWS_SECRET = _lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_SSHPASS = lazyre.compile(r"(\bsshpass[ \t]+-p[ \t]*)(['\"]?)([^\s'\"]{1,256})\2")
+_CONN_STRING = lazyre.compile(r"((?<![\w])(?:AccountKey|SharedAccessKey|SharedAccessSignature|SharedSecret)[ \t]*=[ \t]*)"
+                          r"([^;\s\"']{1,512})", lazyre.IGNORECASE)
+_CONN_PASSWORD = lazyre.compile(r"((?:^|;)[ \t]*(?:Password|Pwd)[ \t]*=[ \t]*)([^;\s\"']{1,256})(?=;|$|[\s\"'])",
+                            lazyre.IGNORECASE | lazyre.MULTILINE)
+_AWS_CONTEXT = lazyre.compile(r"aws|AKIA|ASIA|amazon", lazyre.IGNORECASE)
+_AWS_SECRET = lazyre.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 # the value after an AWS secret key's name, whole or cut (a cut one no longer has 40 characters)
-_AWS_NAMED = _lazy(r"((?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?[ \t]*[:= \t][ \t]*[\"']?)"
+_AWS_NAMED = lazyre.compile(r"((?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?[ \t]*[:= \t][ \t]*[\"']?)"
                         r"([A-Za-z0-9/+=]{8,40})")
-_CUT_KEY = _lazy(r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s\\:,\-]*")
+_CUT_KEY = lazyre.compile(r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s\\:,\-]*")
 
-_BENIGN = _lazy(
+_BENIGN = lazyre.compile(
     r"""(?:[-+]?\d{1,12}(?:\.\d+)?[kKmM]?                       # numbers, counts, limits
     |(?i:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|empty|redacted|hidden)
     |\$\{?[A-Za-z_][A-Za-z0-9_]{0,63}(?::?-[^}]{0,64})?\}?      # $VAR, ${VAR}, ${VAR:-x}
@@ -169,7 +158,7 @@ _BENIGN = _lazy(
     |[A-Za-z_]\w{0,63}\[[^\n]{0,200}\]                          # subscripts: env["X"], Optional[str]
     |(?:str|int|bool|bytes|float|dict|list|string|number|boolean|any|object|SecretStr|SecretBytes|Secret|
         char|varchar|text|uuid|password|secret|token)             # types and the key name itself
-    )[,;]?""", re.VERBOSE)
+    )[,;]?""", lazyre.VERBOSE)
 
 _OFF = {"0", "false", "no", "off"}
 _switch: dict[str, Any] = {"on": True}  # set by configure() from the config key redaction.enabled
@@ -210,7 +199,7 @@ def benign(value: str, key: str = "") -> bool:
     if not _BENIGN.fullmatch(value):
         return False
     if value.rstrip(",;").lstrip("+-").replace(".", "", 1).isdigit():
-        return not re.search(r"pass|pwd|secret|pin", key, re.IGNORECASE)
+        return not _PIN_KEY.search(key)
     return True
 
 
@@ -337,14 +326,18 @@ def _inline(m: re.Match) -> str:
 
 
 _OPENER = {")": "(", "]": "[", "}": "{"}
-_MASKED = _lazy(r"\*\*\*|.{6}\.\.\..{4}")  # what mask() leaves (an earlier rule's work)
+_PIN_KEY = lazyre.compile(r"pass|pwd|secret|pin", lazyre.IGNORECASE)
+_ONE_CASE_HEX = lazyre.compile(r"[0-9a-f]+|[0-9A-F]+")
+_UPPER = lazyre.compile(r"[A-Z]")
+_LOWER = lazyre.compile(r"[a-z]")
+_MASKED = lazyre.compile(r"\*\*\*|.{6}\.\.\..{4}")  # what mask() leaves (an earlier rule's work)
 
 
 def _aws_secret(text: str):
     def apply(m: re.Match) -> str:
         token = m.group(0)
-        if token.isdigit() or re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", token) or not re.search(r"[A-Z]", token) \
-                or not re.search(r"[a-z]", token) or token.isalpha():
+        if token.isdigit() or _ONE_CASE_HEX.fullmatch(token) or not _UPPER.search(token) \
+                or not _LOWER.search(token) or token.isalpha():
             return token  # hashes, plain words
         window = text[max(0, m.start() - 300):m.end() + 300]
         return mask(token) if _AWS_CONTEXT.search(window) else token

@@ -11,14 +11,16 @@ what appears in Hermes's stubs.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from typing import Any
-
+from hermesctx import lazyre
 from hermesctx.jsonio import loads_like_json
 
-_EXIT_CODE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
-_TOTAL_COUNT = re.compile(r'"total_count"\s*:\s*(\d+)')
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+_EXIT_CODE = lazyre.compile(r'"exit_code"\s*:\s*(-?\d+)')
+_TOTAL_COUNT = lazyre.compile(r'"total_count"\s*:\s*(\d+)')
 _BROWSER_DETAIL = frozenset({"browser_navigate", "browser_click", "browser_snapshot",
                              "browser_type", "browser_scroll", "browser_vision"})
 

@@ -14,11 +14,14 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Iterator
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, part_type
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 IMAGE_TOKENS = 1500  # Hermes's per-image charge in the request estimate
 _TAIL_IMAGE_CHARS = 6400  # 1,600 tokens × 4 chars, per image in the tail walk
@@ -379,8 +382,8 @@ REPLY_PRIMING = 3  # every reply is primed with three tokens
 CHUNK_CHARS = 8192
 RUN_CHARS = 2048
 # a split point searched backwards: the window is reversed, so the first match is the last point
-_CUT_REVERSED = re.compile(r"\S(?= \S)|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
-_DIGIT = re.compile(r"[0-9]")
+_CUT_REVERSED = lazyre.compile(r"\S(?= \S)|[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
+_DIGIT = lazyre.compile(r"[0-9]")
 
 
 def _cut(text: str, low: int, stop: int) -> int | None:

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, BinaryIO
 
 from hermesctx import jsonio
 from hermesctx.context import Env
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, BinaryIO
+    Transform = Callable[[Any], tuple[Any, dict | None]]
+    Paths = str | Sequence[str]
 
 _READ_BUFFER = 4 << 20  # long JSONL lines (transcripts of 100s of KB) split ~2x faster than through 1 MiB
 
@@ -61,7 +66,6 @@ def _tune_for(size: int) -> None:
         jsonio.keep_freed_memory()
 
 
-Paths = str | Sequence[str]
 
 
 def paths_of(path: Paths) -> list[str]:
@@ -242,7 +246,6 @@ class ReportSink:
         self._tmp = None
 
 
-Transform = Callable[[Any], tuple[Any, dict | None]]
 
 
 def located(docs: Iterable[jsonio.Document],

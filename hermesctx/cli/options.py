@@ -5,13 +5,15 @@ command. Values a config file can also set default to None, so "not given" stays
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import click
 
 # click-free, in hermesctx.cli.runner (the fast path runs commands without click); here for the commands
 from hermesctx.cli.runner import format_kwargs, options_from  # noqa: F401
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _stack(*decorators: Callable) -> Callable:

@@ -7,11 +7,14 @@ click is imported here only for a click command run outside :func:`hermesctx.cli
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from hermesctx.context import Context, Env  # every command line has them (no click there)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 # (env, contexts by config path) of the command lines running in this process, innermost last
 _ACTIVE: list[tuple[Any, dict]] = []

@@ -17,14 +17,12 @@ Two kinds of input:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
-from typing import Any, BinaryIO
 
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
 from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
-from hermesctx.formats._common import Warn, describe_lost, describe_value, quiet
+from hermesctx.formats._common import describe_lost, describe_value, quiet
 from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
     anthropic_body,
@@ -37,6 +35,13 @@ from hermesctx.messages import (
 )
 from hermesctx.messages import detect_format as _chat_format
 from hermesctx.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO
+
+    from hermesctx.formats._common import Warn
 
 __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what callers use from here
 

@@ -5,10 +5,13 @@ is kept as text. Nothing here imports a format module."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
 
-Warn = Callable[[str], None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+    Warn = Callable[[str], None]
+
 
 
 def quiet(message: str) -> None:

@@ -11,12 +11,16 @@ supply the readers (:class:`LogReader`) and the writers' ``stream`` functions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO
-
 from hermesctx import jsonio
 from hermesctx.errors import InputError
-from hermesctx.formats._common import Warn, quiet
+from hermesctx.formats._common import quiet
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO
+
+    from hermesctx.formats._common import Warn
 
 
 class LogReader:

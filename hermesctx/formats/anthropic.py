@@ -7,14 +7,17 @@ hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from itertools import chain
-from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats._common import AS_TEXT, bump, server_side_item, server_side_text
 from hermesctx.messages import check_convertible
 from hermesctx.messages import detect_format as _chat_format
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 NAME = "anthropic"
 PLAIN = True  # commands work on the body as it is

@@ -44,14 +44,17 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats import anthropic
 from hermesctx.formats._common import quiet
 from hermesctx.formats._logs import LogReader, events, fix_orphans, read_event
 from hermesctx.messages import is_lenient
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 # events that are not part of the conversation: skipped without a warning
 QUIET_TYPES = frozenset({"file-history-snapshot", "queue-operation", "progress", "custom-title",

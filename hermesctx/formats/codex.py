@@ -13,12 +13,15 @@ by default reading starts there (the first pass finds it).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats import responses
 from hermesctx.formats._logs import LogReader, fix_orphans, read_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
 
 LINE_TYPES = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")  # a tuple: unhashable input
 # response items that are Codex bookkeeping, not context

@@ -3,10 +3,12 @@ other format is read into, so reading and writing it change nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 from hermesctx.messages import detect_format as _chat_format
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 NAME = "openai"
 PLAIN = True  # commands work on the body as it is

@@ -12,11 +12,14 @@ into one assistant message, as parallel calls. Items the API ran itself (``web_s
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from hermesctx.errors import InputError
 from hermesctx.formats._common import AS_TEXT, bump, server_side_text
 from hermesctx.messages import part_type
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
                         "custom_tool_call", "custom_tool_call_output", "local_shell_call",

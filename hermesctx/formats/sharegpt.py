@@ -8,13 +8,16 @@ blocks; one ``tool`` turn holds all results of the turn before it as ``<tool_res
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.errors import InputError
 from hermesctx.formats._common import bump
 from hermesctx.messages import check_convertible, content_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 _ROLES = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
 _FROM = {v: k for k, v in _ROLES.items()}
@@ -22,9 +25,9 @@ _FROM = {v: k for k, v in _ROLES.items()}
 # ``function_call`` (the assistant's calls, JSON) and ``observation`` (a call's result) turns
 _ALIASES = {"user": "user", "assistant": "assistant", "model": "assistant", "bot": "assistant",
             "function": "tool", "observation": "tool", "developer": "system"}
-_THINK = re.compile(r"^\s*<think>\n?(.*?)\n?</think>\n?", re.S)
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_RESP = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+_THINK = lazyre.compile(r"^\s*<think>\n?(.*?)\n?</think>\n?", lazyre.S)
+_CALL = lazyre.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", lazyre.S)
+_RESP = lazyre.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", lazyre.S)
 
 
 NAME = "sharegpt"

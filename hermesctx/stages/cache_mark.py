@@ -13,13 +13,15 @@ would mark them after conversion.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx import tokens
 from hermesctx.errors import UsageError
 from hermesctx.messages import ANTHROPIC, check_messages, detect_format, messages_of, with_messages
 from hermesctx.options import option
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SYSTEM_AND_3 = "system_and_3"
 NONE = "none"

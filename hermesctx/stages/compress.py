@@ -18,8 +18,6 @@ is not emitted.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx import tokens
 from hermesctx.budgets import summary_budget
 from hermesctx.errors import UpstreamError
@@ -56,6 +54,10 @@ from hermesctx.summary.text import (
     text_view,
     with_summary_prefix,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MIN_TAIL_FLOOR = 8
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"

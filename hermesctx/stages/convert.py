@@ -6,9 +6,11 @@ counted in the report's ``lost`` (``what -> count``) for the caller to put on st
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx import formats
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENAI,

@@ -13,8 +13,6 @@ provider ``usage`` object when one is given (``input + cache_read + cache_write`
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx import tokens
 from hermesctx.budgets import DOCUMENTED, compute_budgets, pressure_percent
 from hermesctx.encodings import EncodingUnavailable, encoding_for_model, get_encoding
@@ -22,6 +20,10 @@ from hermesctx.messages import ANTHROPIC, check_strict, detect_format, messages_
 from hermesctx.models import resolve_context_length
 from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ROUGH = "rough"
 EXACT = "exact"

@@ -9,11 +9,13 @@ The branch is picked from the shape of the JSON (a usage object rarely names its
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx.errors import InputError
 from hermesctx.options import option
 from hermesctx.record import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"

@@ -3,7 +3,10 @@ sanitize's start-up does not import prune (its stubs and token measures: ~3 ms o
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 
 def hashable(value: Any) -> Any:

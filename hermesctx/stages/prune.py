@@ -13,7 +13,6 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from hermesctx import tokens
 from hermesctx.jsonio import loads_like_json
@@ -29,6 +28,10 @@ from hermesctx.record import record
 from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.stubs import summarize_tool_result
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DUPLICATE_TEXT = "[Duplicate tool output — same content as a more recent call]"
 CLEARED_PLACEHOLDER = "[Old tool output cleared to save context space]"

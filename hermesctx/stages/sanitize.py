@@ -22,8 +22,6 @@ input.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import option
 from hermesctx.record import record
@@ -31,6 +29,10 @@ from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.wire import send
 from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CALL_REMOVED = "(tool call removed)"
 RESULT_REMOVED = "(tool result removed)"

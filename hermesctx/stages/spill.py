@@ -28,16 +28,19 @@ import errno
 import hashlib
 import math
 import os
-import re
 import stat
 import tempfile
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.errors import FileIOError, UsageError
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import ModelOptions, flags, option
 from hermesctx.record import field, record
 from hermesctx.redact import redact_head
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_RESULT_SIZE = 100_000
 DEFAULT_TURN_BUDGET = 200_000
@@ -45,9 +48,9 @@ PREVIEW_SIZE = 1_500
 OPEN_TAG = "<persisted-output>"
 CLOSE_TAG = "</persisted-output>"
 PINNED = {"read_file": math.inf}  # a read_file result is never spilled by the per-result layer
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_UNSAFE = lazyre.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_STEM = 120
-_SAVED_TO = re.compile(r"^Full output saved to: (.*)$", re.MULTILINE)
+_SAVED_TO = lazyre.compile(r"^Full output saved to: (.*)$", lazyre.MULTILINE)
 REPLACED_DIR = ".replaced"  # earlier contents of files a later result with the same name took
 INDEX = ".index"  # "sha256(block) sha256(content)" per line; also the lock file of the directory
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

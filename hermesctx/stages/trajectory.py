@@ -28,12 +28,10 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.options import option
 from hermesctx.record import field, record, replace
 from hermesctx.redact import redact
@@ -43,13 +41,18 @@ from hermesctx.summary.prompt import trajectory_prompt
 from hermesctx.summary.providers import RetryPolicy, with_retries
 from hermesctx.summary.text import LEGACY_PREFIX
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+    Counter = Callable[[Any], int]
+
 SUMMARY_PREFIX = LEGACY_PREFIX  # "[CONTEXT SUMMARY]:"
 DEFAULT_NOTICE = "\n\nSome of your previous tool responses may be summarized to preserve context."
 FAILED_SUMMARY = ("[CONTEXT SUMMARY]: [Summary generation failed - previous turns contained tool "
                   "calls and responses that have been compressed to save context space.]")
 MAX_BACKOFF = 30.0
 
-Counter = Callable[[Any], int]
 
 
 @record(frozen=True)
@@ -198,8 +201,8 @@ def normalize_summary(content: Any) -> str:
 
 
 _ROLE_FOR = {"system": "system", "human": "user", "gpt": "assistant", "tool": "tool"}
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+_CALL = lazyre.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", lazyre.S)
+_RESPONSE = lazyre.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", lazyre.S)
 
 
 def _json_object(text: str) -> dict | None:

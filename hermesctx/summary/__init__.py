@@ -19,9 +19,20 @@ stand in, visibly.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Protocol
 
 from hermesctx.record import field, record, replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Summarizer(Protocol):
+        """What every summarizer is: a ``name`` and :meth:`summarize`."""
+
+        name: str
+
+        def summarize(self, request: SummaryRequest) -> str:
+            """The summary body (no prefix). Raises :class:`SummarizerError`."""
 
 NAMES = ("extractive", "anthropic", "openai")
 # Hermes's auxiliary.compression.provider values and the summarizer that speaks their API
@@ -58,13 +69,6 @@ class SummarizerError(Exception):
         self.kind = kind
         self.status = status
         self.retry_after = retry_after  # seconds the server asked to wait, if it said
-
-
-class Summarizer(Protocol):
-    name: str
-
-    def summarize(self, request: SummaryRequest) -> str:
-        """The summary body (no prefix). Raises :class:`SummarizerError`."""
 
 
 def outgoing(request: SummaryRequest) -> SummaryRequest:

@@ -28,10 +28,7 @@ nothing, and is an earlier ask once they do.
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-from hermesctx import tokens
+from hermesctx import lazyre, tokens
 from hermesctx.record import replace
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
@@ -42,8 +39,13 @@ from hermesctx.summary.text import (
     PENDING_ASKS_HEADING,
     REMAINING_WORK_HEADING,
     TASK_HEADING,
+    folded,
     with_summary_prefix,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 GOAL, CONSTRAINTS, ACTIONS, STATE, BLOCKED, DECISIONS, RESOLVED, FILES, CRITICAL = (
     "## Goal", "## Constraints & Preferences", "## Completed Actions", "## Active State", "## Blocked",
@@ -53,8 +55,11 @@ WEIGHTS = {GOAL: 3, CONSTRAINTS: 5, ACTIONS: 8, STATE: 6, IN_PROGRESS_HEADING: 4
            RESOLVED: 3, PENDING_ASKS_HEADING: 6, REMAINING_WORK_HEADING: 5, FILES: 10, CRITICAL: 5}
 _NUMBERED_SECTIONS = {ACTIONS}
 _SINGLE = {GOAL, IN_PROGRESS_HEADING}  # a new value replaces the previous one
-_ROOT_LINE = re.compile(r"^Paths are relative to `([^`]+)`")
-_KEY = re.compile(r"^(?:\d+\.\s+|- )(?:Resolved error: |\w+ )?`([^`]+)`")
+_ROOT_LINE = lazyre.compile(r"^Paths are relative to `([^`]+)`")
+_ITEM_MARK = lazyre.compile(r"^(?:\d+\.\s+|- )")
+_NUMBER_MARK = lazyre.compile(r"^\d+\.\s+")
+_FOCUS_WORD = lazyre.compile(r"[\w./-]{4,}")
+_KEY = lazyre.compile(r"^(?:\d+\.\s+|- )(?:Resolved error: |\w+ )?`([^`]+)`")
 _PREVIOUS_DISCOUNT = 0.8
 AUTO_FOCUS_HEADER = "Recent user focus:"  # what compress's automatic topic starts with
 ITEM_RATIO = 0.25  # the items take at most this share of the middle's own characters
@@ -91,7 +96,7 @@ def _item_key(line: str) -> str:
     found = _KEY.match(line)
     if found:
         return found.group(1)
-    return re.sub(r"^(?:\d+\.\s+|- )", "", line).split(" — ", 1)[0]
+    return _ITEM_MARK.sub("", line).split(" — ", 1)[0]
 
 
 def _focus_words(focus: str | None) -> list[str]:
@@ -99,7 +104,7 @@ def _focus_words(focus: str | None) -> list[str]:
     which the ledgers favour already by recency)."""
     if not focus or focus.startswith(AUTO_FOCUS_HEADER):
         return []
-    return [w for w in re.findall(r"[\w./-]{4,}", focus.lower())][:12]
+    return _FOCUS_WORD.findall(focus.lower())[:12]
 
 
 def _rel(path: str, root: str) -> str:
@@ -212,16 +217,12 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     return items
 
 
-def _folded(text: str) -> str:
-    return re.sub(r"\s+", " ", text)  # as the snapshot folds the ask (prompt.latest_user_ask)
-
-
 def _latest_ask(led: Ledgers, turns: list) -> str | None:
     """The latest ask, folded, when the task snapshot does not hold it verbatim (too long, quoted
     with escapes, or the snapshot quotes a later message that is no ask, such as injected text)."""
     if not led.asks:
         return None
-    ask = _folded(led.asks[-1][1])
+    ask = folded(led.asks[-1][1])
     found = latest_user_ask(turns)
     if found and found[1] == ask and len(ask) <= SNAPSHOT_CHARS and repr(ask)[1:-1] == ask:
         return None
@@ -275,7 +276,7 @@ def _previous_items(previous: dict[str, list[str]], current: list[_Item], succee
         for k, line in enumerate(lines):
             if heading == STATE and line.startswith(("- Modified files", "- Latest test result", "- Paths are")):
                 continue
-            text = re.sub(r"^\d+\.\s+", "", line) if heading in _NUMBERED_SECTIONS else line
+            text = _NUMBER_MARK.sub("", line) if heading in _NUMBERED_SECTIONS else line
             key = _norm(_item_key(line))
             section = heading
             if heading == BLOCKED and key in succeeded:

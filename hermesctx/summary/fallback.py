@@ -6,9 +6,8 @@ character (the differential tests compare them), with secrets redacted before an
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.messages import calls_of
 from hermesctx.redact import redact
 from hermesctx.stubs import summarize_tool_result
@@ -17,22 +16,27 @@ from hermesctx.summary.text import (
     PENDING_ASKS_HEADING,
     REMAINING_WORK_HEADING,
     TASK_HEADING,
+    folded,
     text_view,
     with_summary_prefix,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 FALLBACK_MAX_CHARS = 8000
 FALLBACK_TURN_MAX_CHARS = 700
 REASON_MAX_CHARS = 220
-_PATH_MENTION = re.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
-_GH_TOKEN = re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
-_GH_TOKEN_TAIL = re.compile(r"\bgh[pousr]_[A-Za-z0-9_.-]+")
-_BLOCKER = re.compile(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", re.I)
+_PATH_MENTION = lazyre.compile(r"(?:/|~/?|[A-Za-z]:\\)[^\s`'\")\]}<>]+")
+_GH_TOKEN = lazyre.compile(r"\bgh[pousr]_[A-Za-z0-9_]{8,}\b")
+_GH_TOKEN_TAIL = lazyre.compile(r"\bgh[pousr]_[A-Za-z0-9_.-]+")
+_BLOCKER = lazyre.compile(r"\b(error|failed|exception|traceback|timeout|timed out|fatal)\b", lazyre.I)
 
 
 def _compact(value: Any) -> str:
     text = _GH_TOKEN.sub("[REDACTED]", redact(text_view(value)))
-    text = re.sub(r"\s+", " ", text).strip()
+    text = folded(text).strip()
     if len(text) > FALLBACK_TURN_MAX_CHARS:
         text = text[:FALLBACK_TURN_MAX_CHARS - 15].rstrip() + " ...[truncated]"
     return _GH_TOKEN_TAIL.sub("[REDACTED]", text)

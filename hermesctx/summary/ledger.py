@@ -19,14 +19,18 @@ Only plain dicts and strings; nothing here knows about the summary's layout.
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.messages import calls_of
 from hermesctx.record import field, record
 from hermesctx.redact import redact
 from hermesctx.summary.prompt import is_real_user_message, strip_think_blocks
 from hermesctx.summary.text import is_summary_content, strip_summary_prefix, text_view
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any
 
 READ, WRITE, CREATE, DELETE, RUN, SEARCH, TODO, DELEGATE, OTHER = (
     "read", "write", "create", "delete", "run", "search", "todo", "delegate", "other")
@@ -55,41 +59,41 @@ _COMMAND_KEYS = ("command", "cmd", "code", "script", "input", "chars")
 _QUERY_KEYS = ("pattern", "query", "url", "urls", "glob", "regex", "description", "goal", "prompt")
 
 _FAIL_PATTERNS = (
-    re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>"),
-    re.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)"),
-    re.compile(r'"exit_code"\s*:\s*(-?\d+)'),
+    lazyre.compile(r"<returncode>\s*(-?\d+)\s*</returncode>"),
+    lazyre.compile(r"(?:Process exited with code|Exit code:?|exit code:?|exit status:?)\s*(-?\d+)"),
+    lazyre.compile(r'"exit_code"\s*:\s*(-?\d+)'),
 )
-_FAIL_TEXT = re.compile(r"<tool_use_error>|verification failed|^Error:|^ERROR:|command not found|"
-                        r"No such file or directory|Traceback \(most recent call last\)|^error\b", re.M)
-_ERROR_LINE = re.compile(r"\b(error|exception|timed out|fatal|denied|not found|no such file|cannot|could not|"
-                         r"unable|panic)|\w+Error\b", re.I)
-_WEAK_ERROR_LINE = re.compile(r"\b(failed|failure|invalid|traceback)\b", re.I)
-_NOISE_LINE = re.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
-                         r"Exit code|<returncode>|</?output>)", re.I)
-_TAGS = re.compile(r"</?(?:tool_use_error|error|output|stderr)>")
-_TESTS = re.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", re.I)
-_URL = re.compile(r"https?://[^\s`'\"<>)\]]+")
-_PATH = re.compile(r"(?<![\w/.:-])(?:~/|/|\./)?(?:[\w.@-]+/)+[\w.@-]+\.\w{1,8}\b"
+_FAIL_TEXT = lazyre.compile(r"<tool_use_error>|verification failed|^Error:|^ERROR:|command not found|"
+                        r"No such file or directory|Traceback \(most recent call last\)|^error\b", lazyre.M)
+_ERROR_LINE = lazyre.compile(r"\b(error|exception|timed out|fatal|denied|not found|no such file|cannot|could not|"
+                         r"unable|panic)|\w+Error\b", lazyre.I)
+_WEAK_ERROR_LINE = lazyre.compile(r"\b(failed|failure|invalid|traceback)\b", lazyre.I)
+_NOISE_LINE = lazyre.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
+                         r"Exit code|<returncode>|</?output>)", lazyre.I)
+_TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
+_TESTS = lazyre.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", lazyre.I)
+_URL = lazyre.compile(r"https?://[^\s`'\"<>)\]]+")
+_PATH = lazyre.compile(r"(?<![\w/.:-])(?:~/|/|\./)?(?:[\w.@-]+/)+[\w.@-]+\.\w{1,8}\b"
                    r"|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|txt|sh|c|h|cpp|java|rb|"
                    r"ipynb|css|html|sql|cfg|ini|lock)\b")
-_PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", re.M)
-_FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.S)
-_DECISION = re.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
-                       r"the (?:root )?cause (?:is|was)|the fix is|because|so that|rather than|opted)\b", re.I)
-_CONSTRAINT = re.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
-                         r"prefer|avoid)\b", re.I)
-_NEXT = re.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_INJECTED = re.compile(
+_PATCH_FILE = lazyre.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", lazyre.M)
+_FENCE = lazyre.compile(r"```[\w-]*\n(.*?)```", lazyre.S)
+_DECISION = lazyre.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
+                       r"the (?:root )?cause (?:is|was)|the fix is|because|so that|rather than|opted)\b", lazyre.I)
+_CONSTRAINT = lazyre.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
+                         r"prefer|avoid)\b", lazyre.I)
+_NEXT = lazyre.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", lazyre.I)
+_SENTENCE = lazyre.compile(r"(?<=[.!?])\s+|\n+")
+_INJECTED = lazyre.compile(
     r"^\s*(?:<(?:task-notification|command-name|command-message|command-args|local-command-stdout|"
     r"local-command-stderr|system-reminder|user_instructions|environment_context|user_shell_command|"
     r"turn_aborted|subagent_notification|INSTRUCTIONS)\b|Caveat: The messages below were generated|"
     r"Base directory for this skill:|# AGENTS\.md instructions|\[Request interrupted by user|"
-    r"<returncode>|OBSERVATION:|Observation:|Tool result|\[SYSTEM|<tool_response>)", re.I)
-_FOREIGN_SUMMARY = re.compile(
+    r"<returncode>|OBSERVATION:|Observation:|Tool result|\[SYSTEM|<tool_response>)", lazyre.I)
+_FOREIGN_SUMMARY = lazyre.compile(
     r"^\s*(?:This session is being continued from a previous conversation|"
     r"Another language model started to solve this problem|"
-    r"Summary of the conversation so far|<summary>)", re.I)
+    r"Summary of the conversation so far|<summary>)", lazyre.I)
 
 
 def one_line(text: Any, limit: int = 200) -> str:

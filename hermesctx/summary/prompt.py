@@ -10,15 +10,16 @@ anchor, and the focus guidance.
 
 from __future__ import annotations
 
-import re
+import itertools
 from datetime import date
-from typing import Any
 
+from hermesctx import lazyre
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
 from hermesctx.redact import hermes_only, redact
 from hermesctx.summary.text import (
     LEGACY_PREFIX,
     TASK_HEADING,
+    folded,
     is_summary_content,
     render,
     replace_task_section,
@@ -27,20 +28,24 @@ from hermesctx.summary.text import (
     text_view,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 CONTENT_MAX, CONTENT_HEAD, CONTENT_TAIL = 6000, 4000, 1500
 ARGS_MAX, ARGS_HEAD = 1500, 1200
-_MEDIA = re.compile(r"MEDIA:\S+")
+_MEDIA = lazyre.compile(r"MEDIA:\S+")
 _THINK_TAGS = ("think", "thinking", "reasoning", "REASONING_SCRATCHPAD", "thought")
 _TOOL_XML = ("tool_call", "tool_calls", "tool_result", "function_call", "function_calls")
-_F = re.DOTALL | re.IGNORECASE
-_THINK_PAIRS = [re.compile(rf"<{tag}>.*?</{tag}>", _F) for tag in _THINK_TAGS]
-_XML_PAIRS = [re.compile(rf"<{tag}\b[^>]*>.*?</{tag}>", _F) for tag in _TOOL_XML]
-_FUNCTION_BLOCK = re.compile(r"(?:(?<=^)|(?<=[\n\r.!?:]))[ \t]*<function\b[^>]*\bname\s*=[^>]*>"
+_F = lazyre.DOTALL | lazyre.IGNORECASE
+_THINK_PAIRS = [lazyre.compile(rf"<{tag}>.*?</{tag}>", _F) for tag in _THINK_TAGS]
+_XML_PAIRS = [lazyre.compile(rf"<{tag}\b[^>]*>.*?</{tag}>", _F) for tag in _TOOL_XML]
+_FUNCTION_BLOCK = lazyre.compile(r"(?:(?<=^)|(?<=[\n\r.!?:]))[ \t]*<function\b[^>]*\bname\s*=[^>]*>"
                              r"(?:(?:(?!</function>).)*)</function>", _F)
-_OPEN_THINK_TO_END = re.compile(r"(?:^|\n)[ \t]*<(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)\b[^>]*>.*$", _F)
-_STRAY_THINK = re.compile(r"</?(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>\s*", re.IGNORECASE)
-_STRAY_XML = re.compile(r"</(?:tool_call|tool_calls|tool_result|function_call|function_calls|function)>\s*",
-                        re.IGNORECASE)
+_OPEN_THINK_TO_END = lazyre.compile(r"(?:^|\n)[ \t]*<(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)\b[^>]*>.*$", _F)
+_STRAY_THINK = lazyre.compile(r"</?(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>\s*", lazyre.IGNORECASE)
+_STRAY_XML = lazyre.compile(r"</(?:tool_call|tool_calls|tool_result|function_call|function_calls|function)>\s*",
+                        lazyre.IGNORECASE)
 
 FOCUS_TURNS, FOCUS_TURN_CHARS, FOCUS_CHARS = 3, 260, 700
 SNAPSHOT_CHARS = 1400
@@ -173,7 +178,7 @@ def latest_user_ask(turns: list) -> tuple[int, str] | None:
             continue
         text = redact(text_view(msg.get("content")).strip())
         if text:
-            return i, re.sub(r"\s+", " ", text)
+            return i, folded(text)
     return None
 
 
@@ -199,7 +204,8 @@ def ground_snapshot(summary: str, turns: list) -> str:
 # --- the prompt (our wording) --------------------------------------------------------------
 
 # the 13 sections of the structured summary, as ``(heading, what it holds)``: read off the template
-SECTIONS = [(m.group(1), m.group(2)) for m in re.finditer(r"(?m)^(## .+)\n\[(.*)\]$", template("compress_template"))]
+SECTIONS = [(heading, what[1:-1]) for heading, what in itertools.pairwise(template("compress_template").split("\n"))
+            if heading.startswith("## ") and len(heading) > 3 and what.startswith("[") and what.endswith("]")]
 _PREAMBLE = template("compress_preamble")
 
 

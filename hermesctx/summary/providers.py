@@ -34,8 +34,7 @@ import random
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from hermesctx.record import record
 from hermesctx.summary import (
@@ -51,6 +50,11 @@ from hermesctx.summary import (
     SummaryRequest,
     outgoing,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression calls)
 DEFAULT_RETRIES = 2  # retries after the first attempt

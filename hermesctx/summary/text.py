@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import string
-from typing import Any
+
+from hermesctx import lazyre
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 TASK_HEADING = "## Historical Task Snapshot"
 IN_PROGRESS_HEADING = "## Historical In-Progress State"
@@ -78,6 +82,14 @@ HISTORICAL_PREFIXES = (
 _ALL_PREFIXES = (SUMMARY_PREFIX, LEGACY_PREFIX, *HISTORICAL_PREFIXES)
 
 
+_SPACES = lazyre.compile(r"\s+")
+
+
+def folded(text: str) -> str:
+    """Every run of whitespace as one space (how the summaries quote an ask or a turn)."""
+    return _SPACES.sub(" ", text)
+
+
 def text_view(content: Any) -> str:
     """Text of a content value: strings as they are; lists join their string parts and the
     ``text`` of their dict parts with newlines (empty ones dropped); other values ``str()``."""
@@ -128,7 +140,8 @@ def find_latest_summary(messages: list, start: int, end: int) -> tuple[int | Non
     return None, ""
 
 
-_TASK_SECTION = re.compile(rf"(?ms)^{re.escape(TASK_HEADING)}\s*\n.*?(?=^## |\Z)")
+_TASK_SECTION = lazyre.compile(r"(?ms)^" + "".join(c if c.isalnum() else "\\" + c for c in TASK_HEADING)
+                               + r"\s*\n.*?(?=^## |\Z)")
 
 
 def replace_task_section(body: str, replacement: str) -> str:

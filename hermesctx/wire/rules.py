@@ -19,10 +19,12 @@ the assistant turn right before its user turn, consecutive same-role messages be
 
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx.record import record
 from hermesctx.wire import params
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"

@@ -16,10 +16,12 @@ is counted in ``counts`` (``what -> n``) for the command to report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
-
 from hermesctx.wire import params
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 OPENAI_REQUEST_KEYS = params.OPENAI
 ANTHROPIC_REQUEST_KEYS = params.ANTHROPIC | params.ANTHROPIC_BETA

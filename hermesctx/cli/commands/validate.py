@@ -1,10 +1,12 @@
 from __future__ import annotations
 
-from typing import Any
-
 from hermesctx.cli.runner import click_command, format_kwargs, get_env
 from hermesctx.context import Env
 from hermesctx.transcripts import documents, report_problems
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def body(input, jsonl, target, strict, out_format, reference, **params):

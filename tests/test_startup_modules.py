@@ -1,5 +1,6 @@
-"""hermesctx.record: the dataclass stand-in behaves as dataclasses does for what hermesctx uses,
-checked side by side with the same class bodies declared as real dataclasses."""
+"""The stand-ins that keep start-up lean: hermesctx.record behaves as dataclasses does for what
+hermesctx uses (checked side by side with the same class bodies declared as real dataclasses),
+hermesctx.lazyre as re.compile does."""
 
 from __future__ import annotations
 
@@ -83,3 +84,17 @@ def test_fields_and_replace_accept_a_real_dataclass():
     assert rec.replace(Plain(), a=2) == Plain(2)
     assert rec.is_record(Plain)
 
+
+
+def test_lazyre_flags_are_re_flags_and_patterns_compile_on_use():
+    import re
+
+    from hermesctx import lazyre
+
+    for name in ("ASCII", "A", "IGNORECASE", "I", "MULTILINE", "M", "DOTALL", "S", "VERBOSE", "X"):
+        assert getattr(lazyre, name) == getattr(re, name).value, name
+    pattern = lazyre.compile(r"a(b+)", lazyre.IGNORECASE)
+    assert "sub" not in vars(pattern)
+    assert pattern.sub("-", "xABBy") == "x-y" and pattern.search("ab").group(1) == "b"
+    assert "sub" in vars(pattern)  # kept: the next use is a plain attribute read
+    assert pattern.pattern == "a(b+)" and pattern.flags & re.IGNORECASE
