@@ -15,14 +15,13 @@ Nothing here mutates its arguments.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from contextvars import ContextVar
 
 from hermesctx.errors import InputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
 OPENAI = "openai"
@@ -83,15 +82,18 @@ def is_lenient() -> bool:
     return _LENIENT.get()
 
 
-@contextmanager
-def lenient_input(on: bool = True) -> Iterator[None]:
-    """Within the block, :func:`check_messages`, format detection and usage counts accept what
-    Hermes accepts (the library equivalent of ``--lenient``)."""
-    token = _LENIENT.set(on)
-    try:
-        yield
-    finally:
-        _LENIENT.reset(token)
+class lenient_input:  # noqa: N801 (a context manager, used as a function is)
+    """Within ``with lenient_input():``, :func:`check_messages`, format detection and usage
+    counts accept what Hermes accepts (the library equivalent of ``--lenient``)."""
+
+    def __init__(self, on: bool = True):
+        self.on = on
+
+    def __enter__(self) -> None:
+        self._token = _LENIENT.set(self.on)
+
+    def __exit__(self, *exc: object) -> None:
+        _LENIENT.reset(self._token)
 
 
 def set_lenient(on: bool) -> Callable[[], None]:

@@ -68,30 +68,14 @@ def _build(cls, frozen: bool):
     cls.__record_fields__ = own
     cls.__match_args__ = tuple(f.name for f in own)
 
-    params, lines, scope = [], [], {"_MISSING": _MISSING, "_setattr": object.__setattr__}
-    seen_default = False
-    for f in own:
-        if f.default_factory is not _MISSING:
-            scope[f"_factory_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_MISSING")
-            value = f"_factory_{f.name}() if {f.name} is _MISSING else {f.name}"
-            seen_default = True
-        elif f.default is not _MISSING:
-            scope[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-            value = f.name
-            seen_default = True
-        else:
-            if seen_default:
-                raise TypeError(f"non-default argument {f.name!r} follows default argument")
-            params.append(f.name)
-            value = f.name
-        lines.append(f"_setattr(self, {f.name!r}, {value})" if frozen else f"self.{f.name} = {value}")
-    source = f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(lines) or "pass")
-    exec(source, scope)  # noqa: S102 - the source is built from the class's own field names
-    init = scope["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init
+    _check_order(own)
+
+    def __init__(self, *args, **kwargs):  # written on the first instance: a class no run makes costs nothing
+        init = cls.__init__ = _init(cls, own, frozen)
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = __init__
     if "__repr__" not in cls.__dict__:
         cls.__repr__ = _repr
     if "__eq__" not in cls.__dict__:
@@ -104,6 +88,38 @@ def _build(cls, frozen: bool):
         cls.__setattr__ = _frozen_setattr
         cls.__delattr__ = _frozen_delattr
     return cls
+
+
+def _check_order(own: tuple) -> None:
+    seen_default = False
+    for f in own:
+        if f.default is not _MISSING or f.default_factory is not _MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
+def _init(cls, own: tuple, frozen: bool):
+    """The ``__init__`` of ``cls``, written out as dataclasses writes it (one assignment per
+    field, no loop)."""
+    params, lines, scope = [], [], {"_MISSING": _MISSING, "_setattr": object.__setattr__}
+    for f in own:
+        value = f.name
+        if f.default_factory is not _MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_MISSING")
+            value = f"_factory_{f.name}() if {f.name} is _MISSING else {f.name}"
+        elif f.default is not _MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        else:
+            params.append(f.name)
+        lines.append(f"_setattr(self, {f.name!r}, {value})" if frozen else f"self.{f.name} = {value}")
+    source = f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(lines) or "pass")
+    exec(source, scope)  # noqa: S102 - the source is built from the class's own field names
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 def _values(obj) -> tuple:

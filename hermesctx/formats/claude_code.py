@@ -43,7 +43,6 @@ previous event, the kind and the ``message.id`` hash) and 16 bytes per tool call
 from __future__ import annotations
 
 import os
-from array import array
 
 from hermesctx.errors import InputError
 from hermesctx.formats import anthropic
@@ -53,6 +52,7 @@ from hermesctx.messages import is_lenient
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
@@ -211,6 +211,8 @@ class Reader(LogReader):
         parents only where a parent is not the event just before (branch points, roots), the
         kind, the hash of an assistant entry's ``message.id``; and the id hashes of every tool
         call and result (16 bytes each)."""
+        from array import array
+
         hashes, msgs, kinds = array("q"), array("q"), bytearray()
         links: dict[int, int | None] = {}  # position -> parent hash, where not the previous event
         fallback: dict[int, int] = {}  # boundary position -> last main message before it

@@ -25,11 +25,8 @@ with that content hash (never by size and preview), so a forged block restores n
 from __future__ import annotations
 
 import errno
-import hashlib
-import math
 import os
 import stat
-import tempfile
 
 from hermesctx import lazyre
 from hermesctx.errors import FileIOError, UsageError
@@ -47,7 +44,7 @@ DEFAULT_TURN_BUDGET = 200_000
 PREVIEW_SIZE = 1_500
 OPEN_TAG = "<persisted-output>"
 CLOSE_TAG = "</persisted-output>"
-PINNED = {"read_file": math.inf}  # a read_file result is never spilled by the per-result layer
+PINNED = {"read_file": float("inf")}  # a read_file result is never spilled by the per-result layer
 _UNSAFE = lazyre.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_STEM = 120
 _SAVED_TO = lazyre.compile(r"^Full output saved to: (.*)$", lazyre.MULTILINE)
@@ -89,7 +86,11 @@ def default_dir(environ=None) -> str:
     own ``$TMPDIR/hermes-results`` is shared by every user, so it is used only when named)."""
     environ = os.environ if environ is None else environ
     user = os.getuid() if hasattr(os, "getuid") else (environ.get("USERNAME") or "user")
-    return os.path.join(environ.get("TMPDIR") or tempfile.gettempdir(), f"hermes-results-{user}")
+    if environ.get("TMPDIR"):
+        return os.path.join(environ["TMPDIR"], f"hermes-results-{user}")
+    import tempfile  # (only here: it costs ~3 ms of a start)
+
+    return os.path.join(tempfile.gettempdir(), f"hermes-results-{user}")
 
 
 def _private_dir(directory: str) -> None:
@@ -114,7 +115,7 @@ def safe_filename(tool_use_id: Any) -> str:
     if not stem:
         stem, changed = "tool_result", True
     if changed or len(stem) > _MAX_STEM:
-        digest = hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+        digest = _hash(raw.encode("utf-8", errors="surrogatepass"))[:12]
         stem = (stem[:_MAX_STEM].rstrip("._-") or "tool_result") + "_" + digest
     return stem + ".txt"
 
@@ -230,7 +231,7 @@ class Writer:
             where = os.path.join(self.directory, REPLACED_DIR)
             self._kept = _open_nofollow(REPLACED_DIR, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0),
                                         self._dir, where)
-        kept = f"{name}.{hashlib.sha256(old).hexdigest()[:16]}"
+        kept = f"{name}.{_hash(old)[:16]}"
         if _read_at(kept, self._kept, os.path.join(self.directory, REPLACED_DIR, kept)) is None:
             _put(kept, old, self._kept)
 
@@ -242,6 +243,8 @@ class Writer:
 
 
 def _hash(data: bytes) -> str:
+    import hashlib  # (a spill that writes nothing does not load it)
+
     return hashlib.sha256(data).hexdigest()
 
 

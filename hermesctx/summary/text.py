@@ -10,9 +10,7 @@ The prose lives in ``texts/*.md`` (package data), one text per file, read once b
 
 from __future__ import annotations
 
-import functools
 import os
-import string
 
 from hermesctx import lazyre
 
@@ -29,16 +27,23 @@ REMAINING_WORK_HEADING = "## Historical Remaining Work"
 _TEXTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "texts")
 
 
-@functools.cache
+_READ: dict[str, str] = {}
+
+
 def template(name: str) -> str:
-    """The text of ``texts/<name>.md`` (package data), without its final newline."""
-    with open(os.path.join(_TEXTS, f"{name}.md"), encoding="utf-8") as handle:  # (importlib.resources: slower)
-        text = handle.read()
-    return text[:-1] if text.endswith("\n") else text
+    """The text of ``texts/<name>.md`` (package data), without its final newline (read once)."""
+    text = _READ.get(name)
+    if text is None:
+        with open(os.path.join(_TEXTS, f"{name}.md"), encoding="utf-8") as handle:  # (importlib.resources: slower)
+            text = handle.read()
+        text = _READ[name] = text[:-1] if text.endswith("\n") else text
+    return text
 
 
 def render(name: str, **values: Any) -> str:
     """A template with its ``$name`` placeholders filled in (values are not parsed again)."""
+    import string  # (it imports re: only when a summary is written)
+
     return string.Template(template(name)).substitute(values)
 
 
