@@ -63,6 +63,22 @@ def expect_input(size: int) -> None:
         _small_left = 0
 
 
+def expect_files(paths: list[str]) -> None:
+    """:func:`expect_input` for files read one after the other (a shell glob of many small
+    transcripts): the size of the first few times their number (a stat of each of a thousand
+    files would cost more than it can save)."""
+    if _small_left <= 0:
+        return
+    sample = paths[:16]
+    total = 0
+    for path in sample:
+        try:
+            total += os.stat(path).st_size
+        except (OSError, ValueError):  # stdin, or a file the read will report
+            pass
+    expect_input(total * len(paths) // len(sample))
+
+
 def _orjson_module() -> Any:
     global _orjson
     if _orjson is None:

@@ -71,10 +71,14 @@ def _tune_for(size: int) -> None:
 
 
 def paths_of(path: Paths) -> list[str]:
-    """The FILE arguments of a command as a list (none: stdin, ``-``)."""
+    """The FILE arguments of a command as a list (none: stdin, ``-``). Several: their sizes
+    added up tell jsonio whether orjson should read them from the start."""
     if isinstance(path, str):
         return [path]
-    return list(path) or ["-"]
+    paths = list(path) or ["-"]
+    if len(paths) > 1:
+        jsonio.expect_files(paths)
+    return paths
 
 
 class InFile:

@@ -321,3 +321,16 @@ def test_the_budget_decides_and_a_big_input_goes_to_orjson(monkeypatch):
     assert jsonio.dumps({"a": "b" * 80}) == b'{"a":"' + b"b" * 80 + b'"}\n' and jsonio._small_left == 97 - 89
     jsonio.expect_input(50)  # a file larger than what is left: orjson from its first line
     assert jsonio._small_left == 0 and jsonio.loads(b"[2]") == "full"
+
+
+def test_many_files_adding_up_past_the_budget_go_to_orjson_from_the_start(tmp_path, monkeypatch):
+    from hermesctx.transcripts import paths_of
+
+    paths = []
+    for n in range(40):
+        (tmp_path / f"{n}.json").write_bytes(b"[]" + b" " * 98)  # 100 bytes each
+        paths.append(str(tmp_path / f"{n}.json"))
+    monkeypatch.setattr(jsonio, "_small_left", 4000)
+    assert paths_of(paths) == paths and jsonio._small_left == 4000  # 4,000 bytes: they fit
+    monkeypatch.setattr(jsonio, "_small_left", 3999)
+    assert paths_of(paths) == paths and jsonio._small_left == 0  # they do not: orjson reads them all
