@@ -6,7 +6,10 @@ Shape checks live in :mod:`hermesctx.messages`; this module only turns bytes int
 and back, losslessly:
 
 * orjson does the work; the stdlib ``json`` module stands in only for values orjson cannot
-  represent exactly (integers beyond 64 bits, lone UTF-16 surrogates).
+  represent exactly (integers beyond 64 bits, lone UTF-16 surrogates). A process's first
+  :data:`SMALL_BYTES` go through :mod:`hermesctx._smalljson` instead, which gives the same
+  values and bytes without importing either (a tiny input's whole work costs less than
+  importing orjson); anything it is not sure of takes the full path.
 * Output is compact (or ``pretty``) UTF-8 with non-ASCII written as-is.
 * Memory: a JSONL stream is parsed line by line, so it never grows with the number of lines.
 """
@@ -14,13 +17,10 @@ and back, losslessly:
 from __future__ import annotations
 
 import io as _stdio
-import json
-import math
 import os
+import sys
 
-import orjson
-
-from hermesctx import lazyre
+from hermesctx import _smalljson, lazyre
 from hermesctx.errors import FileIOError, InputError
 from hermesctx.record import record
 
@@ -30,10 +30,62 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
+# The small codec (:mod:`hermesctx._smalljson`) handles a process's first SMALL_BYTES of
+# JSON, read and written; past them orjson is imported and does the rest (a file known to be
+# larger: from its start). Measured on JSON Lines of 1 KB transcripts: importing orjson costs
+# ~15 ms of a run's CPU, the small codec ~6-12 ms per MB handled more than orjson (prune reads
+# and writes each byte, estimate reads it), so a run breaks even at 1.2-2.5 MB handled; past
+# 1 MiB, what the small codec can still save is less than what it may cost.
+SMALL_BYTES = 1 << 20
+_small_left = SMALL_BYTES  # what the small codec may still handle in this process
+_orjson: Any = None  # the module, once imported
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
 # a float. Only a document that came out with a float can have been hit, so the byte scan (slow:
 # it touches every byte) runs only then.
 _LONG_DIGITS = lazyre.compile(rb"\d{19}")
+
+
+def _small(size: int) -> bool:
+    """Whether the small codec takes a document of ``size`` bytes, charged to its budget (0:
+    output, charged once written): only while orjson is not imported, by us or anyone."""
+    global _small_left
+    if size > _small_left or _small_left <= 0 or "orjson" in sys.modules:
+        return False
+    _small_left -= size
+    return True
+
+
+def expect_input(size: int) -> None:
+    """An input of ``size`` bytes is coming (a file's size, known before it is read): beyond
+    the small codec's budget, orjson reads it from the first line, not after the budget."""
+    global _small_left
+    if size > _small_left:
+        _small_left = 0
+
+
+def expect_files(paths: list[str]) -> None:
+    """:func:`expect_input` for files read one after the other (a shell glob of many small
+    transcripts): the size of the first few times their number (a stat of each of a thousand
+    files would cost more than it can save)."""
+    if _small_left <= 0:
+        return
+    sample = paths[:16]
+    total = 0
+    for path in sample:
+        try:
+            total += os.stat(path).st_size
+        except (OSError, ValueError):  # stdin, or a file the read will report
+            pass
+    expect_input(total * len(paths) // len(sample))
+
+
+def _orjson_module() -> Any:
+    global _orjson
+    if _orjson is None:
+        import orjson
+
+        _orjson = orjson
+    return _orjson
 
 
 @record
@@ -50,23 +102,50 @@ class Document:
         return f"line {self.line}" if self.line is not None else None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+INVALID: Any = object()  # what :func:`try_loads` gives for bytes that are not one JSON value
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return value
-
-
-def loads(raw: bytes | str) -> Any:
-    """Parse one JSON value exactly; raise :class:`InputError` with a position on failure."""
+def _bytes(raw: bytes | str) -> bytes:
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
+    return raw
+
+
+def loads(raw: bytes | str) -> Any:
+    """Parse one JSON value exactly; raise :class:`InputError` with a position on failure."""
+    raw = _bytes(raw)
+    if _small(len(raw)):
+        try:
+            return _smalljson.parse(raw.decode("utf-8"))
+        except Exception:  # noqa: BLE001 - the full path decides, and words the error
+            pass
+    return _loads(raw)
+
+
+def try_loads(raw: bytes | str) -> Any:
+    """:func:`loads`, or :data:`INVALID` where it raises: whether a line is one whole JSON
+    value, when nobody reads the error. The small codec's verdict stands (orjson refuses
+    whatever the stdlib's scanner refuses), so a line that is not JSON imports nothing more,
+    unless it was too deep for the stdlib's scanner (orjson reads 1,024 levels)."""
+    raw = _bytes(raw)
+    if _small(len(raw)):
+        try:
+            return _smalljson.parse(raw.decode("utf-8"))
+        except (RecursionError, MemoryError):
+            pass
+        except Exception:  # noqa: BLE001 - not one JSON value
+            return INVALID
+    try:
+        return _loads(raw)
+    except InputError:
+        return INVALID
+
+
+def _loads(raw: bytes) -> Any:
+    """orjson, and the stdlib parser for what orjson cannot give exactly or refuses."""
+    orjson = _orjson_module()
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -78,8 +157,11 @@ def loads(raw: bytes | str) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"input is not valid UTF-8 (byte {exc.start})") from None
+    import json
+
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_smalljson.refuse_constant,
+                          parse_float=_smalljson.finite_float)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise InputError("empty input", hint="expected a JSON document") from None
@@ -116,21 +198,55 @@ def _has_float(value: Any) -> bool:
 
 
 def loads_like_json(text: Any) -> Any:
-    """``json.loads(text)``, the same value and the same exceptions, through orjson when it
-    gives that value (it refuses NaN and lone surrogates, and turns 20-digit integers into
-    floats: those go to the stdlib parser)."""
+    """``json.loads(text)``, the same value and the same exceptions. A str goes through the
+    small codec (``json.loads``'s own scanner); where that fails, ``json.loads`` raises (it
+    is the one that fails), unless the text was too deep for it, which orjson reads."""
+    if type(text) is str and _small(len(text)):
+        try:
+            return _smalljson.parse(text, standard=True)
+        except (RecursionError, MemoryError):
+            pass
+        except Exception:  # noqa: BLE001 - json.loads raises it in its own words
+            import json
+
+            return json.loads(text)
+    return _loads_like_json(text)
+
+
+def _loads_like_json(text: Any) -> Any:
+    """Through orjson when it gives ``json.loads``'s value (it refuses NaN and lone
+    surrogates, and turns 20-digit integers into floats: those go to the stdlib parser)."""
+    orjson = _orjson_module()
     try:
         value = orjson.loads(text)
     except (orjson.JSONDecodeError, TypeError):
+        import json
+
         return json.loads(text)
     if _has_float(value) and _LONG_DIGITS.search(
             text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)):
+        import json
+
         return json.loads(text)
     return value
 
 
 def dumps(value: Any, *, pretty: bool = False) -> bytes:
-    """Serialize one value as UTF-8 JSON with a trailing newline."""
+    """Serialize one value as UTF-8 JSON with a trailing newline: orjson's bytes."""
+    global _small_left
+    if _small(0):
+        try:
+            data = _smalljson.dumps(value, pretty)
+        except Exception:  # noqa: BLE001 - not sure of orjson's bytes: orjson writes them
+            pass
+        else:
+            _small_left -= len(data)
+            return data
+    return _dumps(value, pretty)
+
+
+def _dumps(value: Any, pretty: bool) -> bytes:
+    orjson = _orjson_module()
     try:
         if pretty:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
@@ -138,9 +254,14 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         # Big integers or lone surrogates: the stdlib writes them, and a lone surrogate
         # becomes its JSON escape (\udXXX) so the bytes stay valid UTF-8.
+        import json
+
         text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
                           separators=None if pretty else (",", ":"))
         return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without importing json
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -239,10 +360,10 @@ def read_documents(stream: BinaryIO, *, jsonl: bool | None = None, keep_raw: boo
         head, first_raw = first_line(stream)
         line_no = len(head)
         try:
-            value = loads(first_raw)
+            value = loads(first_raw) if jsonl else try_loads(first_raw)
         except InputError as err:
-            if jsonl:
-                raise err.located(f"line {line_no}") from None
+            raise err.located(f"line {line_no}") from None
+        if value is INVALID:
             yield _whole(first_raw + stream.read(), keep_raw)
             return
     yield Document(value, 0, line_no, first_raw if keep_raw else None)
@@ -303,9 +424,8 @@ def read_entries(stream: BinaryIO, warn: Callable[[str], None]) -> Iterator[tupl
         head, first = first_line(stream)
     except InputError:
         return
-    try:
-        value = loads(first)
-    except InputError:
+    value = try_loads(first)
+    if value is INVALID:
         value = _whole(first + stream.read()).data
         if isinstance(value, list):
             for k, item in enumerate(value, 1):

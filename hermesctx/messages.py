@@ -275,9 +275,9 @@ def _part_text(part: dict) -> str:
     if kind == "tool_result":
         return content_text(part.get("content"))
     if kind == "tool_use":
-        import json
+        from hermesctx.jsonio import dumps_like_json
 
-        return f"{part.get('name', '')}({json.dumps(part.get('input', {}), ensure_ascii=False)})"
+        return f"{part.get('name', '')}({dumps_like_json(part.get('input', {}), ensure_ascii=False)})"
     if kind == "thinking":
         return str(part.get("thinking") or "")
     text = part.get("text")

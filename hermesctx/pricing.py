@@ -13,7 +13,6 @@ endpoints) are reported as unknown, never as 0.
 
 from __future__ import annotations
 
-import json
 import os
 from decimal import Decimal
 from functools import lru_cache
@@ -21,6 +20,7 @@ from urllib.parse import urlparse
 
 from hermesctx import lazyre
 from hermesctx.errors import InputError
+from hermesctx.jsonio import loads_like_json
 from hermesctx.record import record
 
 TYPE_CHECKING = False
@@ -163,7 +163,7 @@ def parse_table(doc: Any, origin: str = "pricing table") -> dict:
 def _shipped(name: str) -> dict:
     # a plain open: importlib.resources would cost every priced command ~20 ms of imports
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", name), encoding="utf-8") as handle:
-        return parse_table(json.loads(handle.read()), f"built-in pricing ({name})")
+        return parse_table(loads_like_json(handle.read()), f"built-in pricing ({name})")
 
 
 @lru_cache(maxsize=1)

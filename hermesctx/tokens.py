@@ -13,9 +13,8 @@
 
 from __future__ import annotations
 
-import json
-
 from hermesctx import lazyre
+from hermesctx.jsonio import dumps_like_json
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, part_type
 
 TYPE_CHECKING = False
@@ -296,7 +295,7 @@ def rough_tools(tools: Any) -> int:
         if isinstance(description, str):
             chars += len(description)
         try:
-            chars += len(json.dumps(params, ensure_ascii=False, separators=(",", ":")))
+            chars += len(dumps_like_json(params, ensure_ascii=False, separators=(",", ":")))
         except (TypeError, ValueError):
             chars += len(str(params))
     return (chars + 3) // 4
@@ -339,7 +338,7 @@ def _serialized_len(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     try:
-        return len(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+        return len(dumps_like_json(value, ensure_ascii=False, sort_keys=True, default=str))
     except (TypeError, ValueError):
         return len(str(value))
 
@@ -477,6 +476,6 @@ def exact_tools(encoding, tools: Any) -> int:
         spec = tool["function"] if isinstance(tool.get("function"), dict) else tool
         payload = {k: spec[k] for k in ("name", "description", "parameters", "input_schema")
                    if k in spec}
-        total += exact_text(encoding, json.dumps(payload, ensure_ascii=False,
+        total += exact_text(encoding, dumps_like_json(payload, ensure_ascii=False,
                                                  separators=(",", ":"), default=str))
     return total

@@ -61,7 +61,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
 
 def _tune_for(size: int) -> None:
     """A long input keeps the memory each document frees for the next one
-    (:func:`jsonio.keep_freed_memory`); called before its read buffer is allocated."""
+    (:func:`jsonio.keep_freed_memory`), and is read by orjson from its first line
+    (:func:`jsonio.expect_input`); called before its read buffer is allocated."""
+    jsonio.expect_input(size)
     if size > jsonio.LONG_INPUT:
         jsonio.keep_freed_memory()
 
@@ -69,10 +71,14 @@ def _tune_for(size: int) -> None:
 
 
 def paths_of(path: Paths) -> list[str]:
-    """The FILE arguments of a command as a list (none: stdin, ``-``)."""
+    """The FILE arguments of a command as a list (none: stdin, ``-``). Several: their sizes
+    added up tell jsonio whether orjson should read them from the start."""
     if isinstance(path, str):
         return [path]
-    return list(path) or ["-"]
+    paths = list(path) or ["-"]
+    if len(paths) > 1:
+        jsonio.expect_files(paths)
+    return paths
 
 
 class InFile:
@@ -452,9 +458,8 @@ def raw_lines(env, path, jsonl, log_check=False):
         head, first = jsonio.first_line(stream)
         line_no = len(head)
         if jsonl is None or log_check:
-            try:
-                value = jsonio.loads(first)
-            except HermesctxError:
+            value = jsonio.try_loads(first)
+            if value is jsonio.INVALID:
                 if jsonl is None:
                     yield None  # not JSON Lines: the whole input is one document
                     yield first + stream.read()
@@ -584,8 +589,6 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
     """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
     summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
     ``sanitize --check``."""
-    import orjson
-
     counted = shown = transcripts = bad = 0
     uncounted: dict[str, int] = {}
     for doc, found in located(docs, lambda doc: checker(doc.data, doc_target(doc, target), doc.line)):
@@ -607,7 +610,7 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
             if as_json:
                 row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
                        "counted": problem.counted}
-                env.stdout.write(orjson.dumps(row) + b"\n")
+                env.stdout.write(jsonio.dumps(row))
             else:
                 tag = "" if problem.severity == "reject" else f" ({problem.severity})"
                 env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")

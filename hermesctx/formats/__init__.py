@@ -310,9 +310,8 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
     head, first = jsonio.first_line(stream)
     log = source if source in LOG_FORMATS else None
     if log is None:
-        try:
-            value = jsonio.loads(first)
-        except InputError:
+        value = jsonio.try_loads(first)
+        if value is jsonio.INVALID:
             return Rest(head, stream)
         log = detect_line(value)
         if log is None:

@@ -4,7 +4,7 @@ is kept as text. Nothing here imports a format module."""
 
 from __future__ import annotations
 
-import json
+from hermesctx.jsonio import dumps_like_json, loads_like_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def server_side_text(item: dict) -> str:
     Anthropic ``server_tool_use``, ``web_search_tool_result``, ...) as the text that keeps it
     in a chat transcript: ``[server-side tool KIND] {json of the rest}``."""
     rest = {k: v for k, v in item.items() if k != "type"}
-    return f"{SERVER_MARK}{item.get('type')}] {json.dumps(rest, ensure_ascii=False)}"
+    return f"{SERVER_MARK}{item.get('type')}] {dumps_like_json(rest, ensure_ascii=False)}"
 
 
 def server_side_item(text: Any) -> dict | None:
@@ -45,7 +45,7 @@ def server_side_item(text: Any) -> dict | None:
     if not sep or not kind or not rest.startswith("{"):
         return None
     try:
-        value = json.loads(rest)
+        value = loads_like_json(rest)
     except ValueError:
         return None
     if not isinstance(value, dict) or "type" in value:

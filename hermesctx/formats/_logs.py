@@ -12,7 +12,6 @@ supply the readers (:class:`LogReader`) and the writers' ``stream`` functions.
 from __future__ import annotations
 
 from hermesctx import jsonio
-from hermesctx.errors import InputError
 from hermesctx.formats._common import quiet
 
 TYPE_CHECKING = False
@@ -139,9 +138,8 @@ def events(lines: Iterable[bytes], warn: Warn) -> Iterator[tuple[Any, str]]:
             raw = raw[3:]
         if raw.isspace() or not raw:
             continue
-        try:
-            value = jsonio.loads(raw)
-        except InputError:
+        value = jsonio.try_loads(raw)
+        if value is jsonio.INVALID:
             bad = (line_no, raw)
             continue
         yield value, f"line {line_no}"

@@ -6,11 +6,11 @@ hold is counted in ``lost`` (a dict ``what -> count``) so the caller can report 
 
 from __future__ import annotations
 
-import json
 from itertools import chain
 
 from hermesctx.errors import InputError
 from hermesctx.formats._common import AS_TEXT, bump, server_side_item, server_side_text
+from hermesctx.jsonio import dumps_like_json, loads_like_json
 from hermesctx.messages import check_convertible
 from hermesctx.messages import detect_format as _chat_format
 
@@ -32,7 +32,7 @@ def detect(value: Any) -> bool:
 
 
 def dumps_args(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return dumps_like_json(value, ensure_ascii=False)
 
 
 def loads_args(text: Any, lost: dict) -> Any:
@@ -41,7 +41,7 @@ def loads_args(text: Any, lost: dict) -> Any:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        value = loads_like_json(text)
     except ValueError:
         bump(lost, "tool call arguments that are not JSON (kept under _raw)")
         return {"_raw": text}

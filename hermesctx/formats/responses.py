@@ -11,10 +11,9 @@ into one assistant message, as parallel calls. Items the API ran itself (``web_s
 
 from __future__ import annotations
 
-import json
-
 from hermesctx.errors import InputError
 from hermesctx.formats._common import AS_TEXT, bump, server_side_text
+from hermesctx.jsonio import dumps_like_json
 from hermesctx.messages import part_type
 
 TYPE_CHECKING = False
@@ -172,16 +171,16 @@ class Folder:
                 name, args = item.get("name", ""), item.get("arguments", "")
             elif kind == "computer_call":
                 name = "computer"
-                args = json.dumps(item.get("action") or {}, ensure_ascii=False)
+                args = dumps_like_json(item.get("action") or {}, ensure_ascii=False)
             elif kind == "custom_tool_call":
-                name, args = item.get("name", ""), json.dumps({"input": item.get("input", "")},
+                name, args = item.get("name", ""), dumps_like_json({"input": item.get("input", "")},
                                                               ensure_ascii=False)
             else:
                 name = "local_shell"
-                args = json.dumps(item.get("action") or {}, ensure_ascii=False)
+                args = dumps_like_json(item.get("action") or {}, ensure_ascii=False)
             call = {"id": item.get("call_id") or item.get("id", ""), "type": "function",
                     "function": {"name": name, "arguments": args if isinstance(args, str)
-                                 else json.dumps(args, ensure_ascii=False)}}
+                                 else dumps_like_json(args, ensure_ascii=False)}}
             if self._open is None:
                 msg = {"role": "assistant", "content": None}
                 self._attach_server(msg)
@@ -193,7 +192,7 @@ class Folder:
             self._flush_server()
             output = item.get("output", "")
             if isinstance(output, dict):  # {"content": ..., "success": ...} shapes
-                output = output.get("content", json.dumps(output, ensure_ascii=False))
+                output = output.get("content", dumps_like_json(output, ensure_ascii=False))
             self.messages.append({"role": "tool", "tool_call_id": item.get("call_id", ""),
                                   "content": _parts(output, self.lost)})
             if self._open is not None:

@@ -7,11 +7,10 @@ blocks; one ``tool`` turn holds all results of the turn before it as ``<tool_res
 
 from __future__ import annotations
 
-import json
-
 from hermesctx import lazyre
 from hermesctx.errors import InputError
 from hermesctx.formats._common import bump
+from hermesctx.jsonio import dumps_like_json, loads_like_json
 from hermesctx.messages import check_convertible, content_text
 
 TYPE_CHECKING = False
@@ -97,7 +96,7 @@ def read(doc: dict, lost: dict) -> dict:
             parsed = []
             for k, match in enumerate(_CALL.finditer(value)):
                 try:
-                    data = json.loads(match.group(1))
+                    data = loads_like_json(match.group(1))
                 except ValueError:
                     data = None
                 if not isinstance(data, dict):
@@ -121,13 +120,13 @@ def read(doc: dict, lost: dict) -> dict:
             free = [c for c in last_calls if c.get("_synthetic")]
             for k, block in enumerate(blocks):
                 try:
-                    data = json.loads(block)
+                    data = loads_like_json(block)
                 except ValueError:
                     data = None
                 if isinstance(data, dict) and ("content" in data or "tool_call_id" in data):
                     content = data.get("content", "")
                     if not isinstance(content, str):
-                        content = json.dumps(content, ensure_ascii=False)
+                        content = dumps_like_json(content, ensure_ascii=False)
                     call_id = data.get("tool_call_id")
                 else:
                     data, call_id, content = {}, None, block
@@ -153,7 +152,7 @@ def _call(data: dict, turn_no: int, k: int) -> dict:
     call = {"id": data.get("id") or f"call_{turn_no}_{k}", "type": "function",
             "function": {"name": data.get("name", ""),
                          "arguments": args if isinstance(args, str)
-                         else json.dumps(args, ensure_ascii=False)}}
+                         else dumps_like_json(args, ensure_ascii=False)}}
     if not data.get("id"):
         call["_synthetic"] = True
     return call
@@ -163,7 +162,7 @@ def _function_calls(value: str, turn_no: int, lost: dict) -> list[dict] | None:
     """The calls of a LLaMA-Factory ``function_call`` turn (one ``{"name", "arguments"}`` or a
     list of them), or None when it is not that JSON (kept as assistant text)."""
     try:
-        data = json.loads(value)
+        data = loads_like_json(value)
     except ValueError:
         data = None
     items = data if isinstance(data, list) else [data]
@@ -179,7 +178,7 @@ def _tools(tools: Any) -> Any:
     value = tools
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_like_json(value)
         except ValueError:
             return tools
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
@@ -239,7 +238,7 @@ def write(doc: Any, lost: dict, *, names: dict | None = None) -> dict:
         if role == "tool":
             call_id = msg.get("tool_call_id", "")
             answered.add(call_id)
-            pending.append("<tool_response>\n" + json.dumps(
+            pending.append("<tool_response>\n" + dumps_like_json(
                 {"tool_call_id": call_id, "name": names.get(call_id, ""), "content": text},
                 ensure_ascii=False) + "\n</tool_response>")
             continue
@@ -256,10 +255,10 @@ def write(doc: Any, lost: dict, *, names: dict | None = None) -> dict:
                     calls.append(call.get("id", ""))
                     try:
                         raw = fn.get("arguments") or "{}"
-                        args = raw if isinstance(raw, dict) else json.loads(raw)
+                        args = raw if isinstance(raw, dict) else loads_like_json(raw)
                     except ValueError:
                         args = fn.get("arguments")
-                    value += "<tool_call>\n" + json.dumps(
+                    value += "<tool_call>\n" + dumps_like_json(
                         {"name": fn.get("name", ""), "arguments": args}, ensure_ascii=False) + "\n</tool_call>\n"
                 value = value.rstrip()
             else:

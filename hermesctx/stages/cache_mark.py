@@ -371,9 +371,9 @@ def find_breakpoints(doc: Any) -> list[dict]:
 
 
 def _canonical(value: Any) -> str:
-    import json
+    from hermesctx.jsonio import dumps_like_json
 
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return dumps_like_json(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _as_blocks(msg: Any) -> Any:

@@ -14,9 +14,9 @@ def hashable(value: Any) -> Any:
     try:
         hash(value)
     except TypeError:
-        import json
+        from hermesctx.jsonio import dumps_like_json
 
-        return ("unhashable", json.dumps(value, sort_keys=True, default=str))
+        return ("unhashable", dumps_like_json(value, sort_keys=True, default=str))
     return value
 
 

@@ -12,10 +12,8 @@ Copy-on-write: the input is never mutated; only rewritten messages are new dicts
 
 from __future__ import annotations
 
-import json
-
 from hermesctx import tokens
-from hermesctx.jsonio import loads_like_json
+from hermesctx.jsonio import dumps_like_json, loads_like_json
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
@@ -76,7 +74,7 @@ def truncate_args_json(args: Any) -> Any:
         parsed = loads_like_json(args)
     except (ValueError, TypeError, RecursionError):
         return args
-    return json.dumps(_shrink(parsed), ensure_ascii=False)
+    return dumps_like_json(_shrink(parsed), ensure_ascii=False)
 
 
 def tail_boundary(messages: list, protect_tail_count: int, protect_tail_tokens: int | None,
@@ -244,7 +242,7 @@ def _anthropic_tokens(msg: dict) -> int:
         elif part_type(block) in IMAGE_PART_TYPES:
             chars += 6400
         elif block.get("type") == "tool_use":
-            chars += len(json.dumps(block.get("input"), ensure_ascii=False, default=str))
+            chars += len(dumps_like_json(block.get("input"), ensure_ascii=False, default=str))
         elif block.get("type") == "tool_result":
             inner = block.get("content")
             chars += len(inner) if isinstance(inner, str) else _anthropic_tokens({"content": inner}) * 4 - 40
@@ -291,7 +289,7 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
             name, args = ("unknown", "") if use is None else use
             content = block.get("content", "")
             if use is not None and isinstance(content, str) and len(content) > STUB_FLOOR:
-                args = json.dumps(args, ensure_ascii=False)
+                args = dumps_like_json(args, ensure_ascii=False)
             new = _stub_content(content, name, args)
             if new is not None:
                 _replace_block(result, i, j, {**block, "content": new})
@@ -299,7 +297,7 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
                 report["changes"].append({"index": i, "block": j, "change": "stubbed"})
         for j, block in list(_blocks(result[i], "tool_use")):
             value = block.get("input")
-            if len(json.dumps(value, ensure_ascii=False, default=str)) > ARGS_TRIGGER:
+            if len(dumps_like_json(value, ensure_ascii=False, default=str)) > ARGS_TRIGGER:
                 shrunk = _shrink(value)
                 if shrunk != value:
                     _replace_block(result, i, j, {**block, "input": shrunk})

@@ -5,9 +5,8 @@ character (the differential tests compare them), with secrets redacted before an
 
 from __future__ import annotations
 
-import json
-
 from hermesctx import lazyre
+from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import calls_of
 from hermesctx.redact import redact
 from hermesctx.stubs import summarize_tool_result
@@ -107,7 +106,7 @@ def static_fallback_summary(turns: list, *, reason: str | None = None, had_previ
                     calls[cid] = (name, args)
                 if args:
                     try:
-                        parsed = json.loads(args)
+                        parsed = loads_like_json(args)
                     except Exception:  # noqa: BLE001 - arguments that are not JSON are text
                         parsed = args
                     _paths_in_json(parsed, files)

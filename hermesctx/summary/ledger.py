@@ -18,9 +18,8 @@ Only plain dicts and strings; nothing here knows about the summary's layout.
 
 from __future__ import annotations
 
-import json
-
 from hermesctx import lazyre
+from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import calls_of
 from hermesctx.record import field, record
 from hermesctx.redact import redact
@@ -112,7 +111,7 @@ def _args(raw: Any) -> dict:
     if isinstance(raw, dict):
         return raw
     try:
-        value = json.loads(raw) if isinstance(raw, str) and raw else {}
+        value = loads_like_json(raw) if isinstance(raw, str) and raw else {}
     except ValueError:
         return {"input": raw} if isinstance(raw, str) else {}
     return value if isinstance(value, dict) else {}
@@ -162,7 +161,7 @@ def plain(result: str) -> str:
     """A JSON tool result's text fields (output, stderr, error, ...) as lines; other text as is."""
     if result[:1] == "{":
         try:
-            value = json.loads(result)
+            value = loads_like_json(result)
         except ValueError:
             value = None
         if isinstance(value, dict):

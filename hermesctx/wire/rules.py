@@ -996,17 +996,22 @@ def _as_blocks(content: Any) -> Any:
 
 def _prefix_digests(system: Any, messages: list) -> list[bytes]:
     """``digests[k]``: a digest of system + messages[:k], cache_control ignored and string
-    content taken as its text block."""
+    content taken as its text block. Compared only with each other, in this process: any
+    canonical form does (sorted keys, the stdlib's encoder: no orjson import)."""
     import hashlib
 
-    import orjson
+    from hermesctx.jsonio import dumps_like_json
 
-    h = hashlib.sha256(orjson.dumps(_without_cache(_as_blocks(system)), option=orjson.OPT_SORT_KEYS))
+    def canonical(value: Any) -> bytes:
+        return dumps_like_json(value, ensure_ascii=False, separators=(",", ":"),
+                               sort_keys=True).encode("utf-8", "surrogatepass")
+
+    h = hashlib.sha256(canonical(_without_cache(_as_blocks(system))))
     out = [h.digest()]
     for msg in messages:
         if isinstance(msg, dict) and isinstance(msg.get("content"), str):
             msg = {**msg, "content": _as_blocks(msg["content"])}
-        h.update(b"\n" + orjson.dumps(_without_cache(msg), option=orjson.OPT_SORT_KEYS))
+        h.update(b"\n" + canonical(_without_cache(msg)))
         out.append(h.digest())
     return out
 
@@ -1054,7 +1059,7 @@ def _thinking_reference(doc: Any, messages: list, sink: _Sink, reference: Any) -
     try:
         ours = _prefix_digests(doc.get("system") if isinstance(doc, dict) else None, messages)
         theirs = _prefix_digests(ref_body.get("system") if ref_body else None, ref_messages)
-    except TypeError:  # a value orjson cannot write: no prefix to compare
+    except (TypeError, ValueError, RecursionError):  # a value JSON cannot write: no prefix to compare
         return
     flagged: set = set()
     for i, r in found:

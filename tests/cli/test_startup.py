@@ -88,3 +88,38 @@ def test_no_arguments_prints_the_usage_on_stderr_with_exit_2():
     assert proc.stderr.startswith("Usage: hermesctx [OPTIONS] COMMAND") and "\\n" not in proc.stderr
     through_click = invoke([])
     assert through_click.status == 2 and through_click.stderr.startswith("Usage: hermesctx [OPTIONS] COMMAND")
+
+
+TINY = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "héllo"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"path": "."}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a.py b.py"},
+        {"role": "assistant", "content": "two files, 1.5e-7 s"}]
+JSON_CHECK = ("import sys; sys.argv = ['hermesctx', *sys.argv[1:]]\n"
+              "from hermesctx.launch import main\n"
+              "try:\n    main()\nfinally:\n"
+              "    print(sorted(m for m in sys.modules if m.split('.')[0] in ('json', 'orjson')), file=sys.stderr)\n")
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+@pytest.mark.parametrize("args", [
+    ["prune"], ["prune", "--report", "{report}"], ["sanitize"], ["validate"], ["cache-mark"], ["spill", "--dir", "{dir}"],
+    ["convert", "--to", "anthropic"], ["compress", "--summarizer", "extractive"], ["estimate", "--method", "rough"],
+    ["normalize-usage"],
+])
+def test_a_tiny_run_imports_neither_orjson_nor_json(tmp_path, args, pretty):
+    """The small JSON codec reads and writes it (hermesctx._smalljson): what orjson and json
+    cost to import is more than the whole run. The output is what the full path writes."""
+    import json
+
+    doc = ({"prompt_tokens": 100, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 64}}
+           if args == ["normalize-usage"] else TINY)
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(doc, indent=2 if pretty else None, ensure_ascii=False), encoding="utf-8")
+    argv = [a.format(report=tmp_path / "report.jsonl", dir=tmp_path / "spill") for a in args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMESCTX_")}
+    proc = subprocess.run([sys.executable, "-c", JSON_CHECK, *argv, str(path)], capture_output=True, env=env)
+    assert proc.returncode in (0, 1), proc.stderr  # (validate: 1 for a problem found)
+    assert proc.stderr.decode().strip().splitlines()[-1] == "[]", proc.stderr
+    through_orjson = invoke([*argv, str(path)])
+    assert proc.stdout == through_orjson.stdout

@@ -376,13 +376,15 @@ def test_the_first_line_is_parsed_once(monkeypatch):
     from hermesctx import jsonio
 
     parsed: list[bytes] = []
-    loads = jsonio.loads
 
-    def counting(raw):
-        parsed.append(bytes(raw))
-        return loads(raw)
+    def counting(parse):
+        def counted(raw):
+            parsed.append(bytes(raw))
+            return parse(raw)
+        return counted
 
-    monkeypatch.setattr(jsonio, "loads", counting)
+    monkeypatch.setattr(jsonio, "loads", counting(jsonio.loads))
+    monkeypatch.setattr(jsonio, "try_loads", counting(jsonio.try_loads))
     lines = [b'{"messages": [{"role": "user", "content": "un"}]}\n',
              b'{"messages": [{"role": "user", "content": "deux"}]}\n']
     docs = list(formats.read_documents(_io.BytesIO(b"\n" + b"".join(lines))))
