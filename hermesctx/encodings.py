@@ -21,11 +21,12 @@ written is silently skipped.
 
 from __future__ import annotations
 
-import functools
+import _thread  # threading without what it imports (~1.5 ms of a start)
 import marshal
 import os
 import sys
-import threading
+
+from hermesctx.lean import cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 SUPPORTED = ("o200k_base", "cl100k_base")
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 class EncodingUnavailable(RuntimeError):
@@ -175,7 +176,7 @@ def _constructor_args(name: str) -> dict[str, Any]:
             openai_public.load_tiktoken_bpe = original
 
 
-@functools.cache
+@cache
 def get_encoding(name: str):
     """A ``tiktoken.Encoding`` for ``name`` built without network access."""
     if name not in SUPPORTED:

@@ -88,6 +88,7 @@ _AUTH_HEADER = lazyre.compile(r"((?:Proxy-)?Authorization:\s*)([A-Za-z][\w.+-]*\
 _KEY_HEADER = lazyre.compile(r"((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
                          r"\s*:\s*)(\S+)", lazyre.IGNORECASE)
 _TELEGRAM = lazyre.compile(r"(bot)?(\d{8,}):([-A-Za-z0-9_]{30,})")
+_YAML_HINTS = ("key", "token", "secret", "passw", "credential")  # one is in every _YAML_NAMES match
 # a private key block, BEGIN to the first END after it (paired by _private_keys: linear, where
 # Hermes's lazy `[\s\S]*?` scans to the end of the text for every BEGIN without an END)
 _PK_BEGIN = lazyre.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----")
@@ -363,6 +364,9 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
     extended = not hermes_only()
     if url_credentials is None:
         url_credentials = extended
+    # plain substring tests stand before the case-blind rules below; exact for ASCII text only
+    # (IGNORECASE also folds a few other letters onto ASCII ones, e.g. the Kelvin sign onto k)
+    low = text.lower() if text.isascii() else None
     if any(map(text.__contains__, _PREFIX_LITERALS)):  # (no generator: ~3x faster on a short line)
         text = _PREFIX.sub(lambda m: mask(m.group(1)), text)
     if "=" in text:
@@ -374,15 +378,16 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
         text = _JSON_FIELD.sub(
             lambda m: m.group(0) if _ENV_LOOKUP.match(m.group(2)) or (extended and benign(m.group(2), m.group(1)))
             else f'{m.group(1)}: "{mask(m.group(2))}"', text)
-    if ":" in text and "://" not in text:
+    if ":" in text and "://" not in text and (low is None or _before_colon(low, _YAML_HINTS)):
         text = _YAML.sub(_named(_YAML_WORD, _keep_lookups(lambda m: f"{m.group(1)}{m.group(2)}{mask(m.group(3))}",
                                                           extended)), text)
     if "uthorization" in text or "UTHORIZATION" in text:
         text = _AUTH_HEADER.sub(lambda m: m.group(0) if extended and benign(m.group(3)) else
                                 m.group(1) + (m.group(2) or "") + mask(m.group(3)), text)
-    if ":" in text:
+    if ":" in text and (low is None or _before_colon(low, ("key", "token"))):
         text = _KEY_HEADER.sub(lambda m: m.group(0) if extended and (benign(m.group(2)) or _ENV_LOOKUP.match(m.group(2)))
                                else m.group(1) + mask(m.group(2)), text)
+    if ":" in text and (len(text) > 4096 or _digits_then_colon(text)):
         text = _TELEGRAM.sub(lambda m: f"{m.group(1) or ''}{m.group(2)}:***", text)
     if "BEGIN" in text and "-----" in text:
         text = _private_keys(text)
@@ -406,6 +411,43 @@ def redact(text: Any, *, force: bool = False, on: bool | None = None, url_creden
 
 
 _SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+
+
+def _digits_then_colon(text: str) -> bool:
+    """Whether eight digits end at a colon somewhere in ``text`` (what _TELEGRAM needs first)."""
+    i = text.find(":", 8)
+    while i != -1:
+        if text[i - 8:i].isdigit():
+            return True
+        i = text.find(":", i + 1)
+    return False
+
+
+def _before_colon(low: str, words: tuple[str, ...]) -> bool:
+    """Whether one of ``words`` stands before a colon with only key characters and blanks
+    between: what a match of _YAML (a key holding a credential word) or of _KEY_HEADER needs."""
+    n = len(low)
+    for word in words:
+        i = low.find(word)
+        while i != -1:
+            j = i + len(word)
+            while j < n and (low[j].isalnum() or low[j] in "_.- \t\n\r\f\v"):
+                j += 1
+            if j < n and low[j] == ":":
+                return True
+            i = low.find(word, i + 1)
+    return False
+
+
+def _separator_follows(text: str, i: int) -> bool:
+    """Whether the key characters from ``i`` on end at what _INLINE needs after a key:
+    backslashes, a quote, blanks, then ``:`` or ``=``."""
+    n = len(text)
+    while i < n and (text[i].isalnum() or text[i] in "_.-"):
+        i += 1
+    while i < n and text[i] in "\\\"' \t":
+        i += 1
+    return i < n and text[i] in ":="
 
 
 def _more(text: str) -> str:
@@ -467,6 +509,8 @@ def _inline_all(text: str, low: str) -> str:
             start -= 1
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-\\"):
             continue  # inside a longer key (or after a backslash)
+        if not _separator_follows(text, word_end):
+            continue  # no value after this key: the pattern cannot match
         m = _INLINE.match(text, start)
         if m is None or m.end(1) < word_end:
             continue

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager
 
 from hermesctx import jsonio
 from hermesctx.context import Env
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
+from hermesctx.lean import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

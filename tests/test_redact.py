@@ -226,3 +226,30 @@ def test_long_word_runs_without_a_key_name_pass_unchanged():
 def test_pathological_runs_are_handled(blob):
     out = redact(blob, force=True)
     assert isinstance(out, str) and len(out) <= len(blob) + 10
+
+
+# texts made of the pieces the literal pre-checks look for (and the letters IGNORECASE folds)
+_PIECES = st.sampled_from(["key", "KEY", "\u212aey", "token", "Secret", "passwd", "credential", "api key",
+                           "x-api-key", "12345678", "123456789", ":", "=", " ", "\t", "\\", '"', "'", "\n",
+                           "a", "_", ".", "-", "bot", "abcdefghijklmnopqrstuvwxyz0123", "\u017fecret"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_literal_prechecks_never_skip_a_match(text):
+    """redact's plain substring tests stand before its regexes: each must hold wherever its
+    regex would match (else a secret would pass unmasked)."""
+    from hermesctx import redact as r
+
+    low = text.lower() if text.isascii() else None
+    if r._YAML.search(text) and any(r._YAML_WORD.search(m.group(1)) for m in r._YAML.finditer(text)):
+        assert low is None or r._before_colon(low, r._YAML_HINTS)
+    if r._KEY_HEADER.search(text):
+        assert low is None or r._before_colon(low, ("key", "token"))
+    if r._TELEGRAM.search(text):
+        assert r._digits_then_colon(text)
+    for m in r._SECRET_WORD.finditer(text):
+        for start in range(m.start(), -1, -1):
+            hit = r._INLINE.match(text, start)
+            if hit is not None and hit.end(1) >= m.end():
+                assert r._separator_follows(text, m.end())

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import stat
 
+from hermesctx.lean import import_module
+
 # what the parser cannot decide: it gives the command line to click
 _NOT_SURE = object()
 
@@ -137,11 +139,8 @@ def run(args: list[str], env) -> int | None:
     from hermesctx.cli.runner import NotFast
 
     def call():
-        import importlib
-
         env.quiet = env.quiet or quiet  # what the group's own --quiet does
-        module = importlib.import_module(f"hermesctx.cli.commands.{module_name}")
-        return module.body(**params)
+        return import_module(f"hermesctx.cli.commands.{module_name}").body(**params)
 
     try:
         return guarded(args, env, call)

@@ -17,8 +17,6 @@ Two kinds of input:
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
 from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
@@ -39,6 +37,7 @@ from hermesctx.record import field, record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from types import ModuleType
     from typing import Any, BinaryIO
 
     from hermesctx.formats._common import Warn

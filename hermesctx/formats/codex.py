@@ -12,14 +12,13 @@ by default reading starts there (the first pass finds it).
 
 from __future__ import annotations
 
-from collections import deque
-
 from hermesctx.errors import InputError
 from hermesctx.formats import responses
 from hermesctx.formats._logs import LogReader, fix_orphans, read_event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import deque
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
@@ -100,6 +99,8 @@ class Reader(LogReader):
 
     def _fold(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
         folder = responses.Folder(self.lost)
+        from collections import deque  # (only when a Codex log is read)
+
         before: deque = deque()  # user messages before a legacy compaction
         before_chars = 0
         for index, (line, where) in enumerate(events):

@@ -31,17 +31,6 @@ from hermesctx.messages import (
 from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.record import record
 from hermesctx.redact import redact
-from hermesctx.stages.prune import prune_messages
-from hermesctx.stages.sanitize import strip_orphans
-from hermesctx.summary import SummarizerError, SummaryRequest
-from hermesctx.summary.fallback import failure_reason, static_fallback_summary
-from hermesctx.summary.prompt import (
-    auto_focus_topic,
-    build_prompt,
-    clean_response,
-    ground_snapshot,
-    serialize_turns,
-)
 from hermesctx.summary.text import (
     END_MARKER,
     MERGED_DELIMITER,
@@ -351,6 +340,20 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     n = len(messages)
     if n <= head_size(messages, first_n) + 4:
         return _nothing(messages, "too few messages", base)
+    # what a compaction needs, loaded only when there is one to make (a tiny file in a shell
+    # loop starts without it)
+    from hermesctx.stages.prune import prune_messages
+    from hermesctx.stages.sanitize import strip_orphans
+    from hermesctx.summary import SummarizerError, SummaryRequest
+    from hermesctx.summary.fallback import failure_reason, static_fallback_summary
+    from hermesctx.summary.prompt import (
+        auto_focus_topic,
+        build_prompt,
+        clean_response,
+        ground_snapshot,
+        serialize_turns,
+    )
+
 
     pruned, prune_report = prune_messages(messages, protect_tail_count=protect_last_n,
                                           protect_tail_tokens=tail_token_budget)

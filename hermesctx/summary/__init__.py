@@ -18,8 +18,7 @@ stand in, visibly.
 
 from __future__ import annotations
 
-import importlib
-
+from hermesctx.lean import import_module
 from hermesctx.record import field, record, replace
 
 TYPE_CHECKING = False
@@ -95,8 +94,31 @@ def make_summarizer(name: str, **options: Any) -> Summarizer:
         from hermesctx import plugins
 
         return plugins.summarizer(name, NAMES, **options)
+    if name == "extractive":
+        return _Deferred(name, options)
+    return _built(name, options)
+
+
+def _built(name: str, options: dict) -> Summarizer:
     module_name, class_name = _MODULES[name]
-    return getattr(importlib.import_module(module_name), class_name)(**options)
+    return getattr(import_module(module_name), class_name)(**options)
+
+
+class _Deferred:
+    """The extractive summarizer, built when first used: its modules cost ~1.5 ms of a start,
+    and a compress with nothing to compact (a short transcript) never asks it for a summary."""
+
+    def __init__(self, name: str, options: dict):
+        self.name = name
+        self._options = options
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__") or attribute in ("_options", "_made"):
+            raise AttributeError(attribute)
+        made = self.__dict__.get("_made")
+        if made is None:
+            made = self._made = _built(self.name, self._options)
+        return getattr(made, attribute)
 
 
 def summarizer_name(settings: Any, name: str | None = None) -> str:

@@ -11,7 +11,6 @@ anchor, and the focus guidance.
 from __future__ import annotations
 
 import itertools
-from datetime import date
 
 from hermesctx import lazyre
 from hermesctx.messages import IMAGE_PART_TYPES, calls_of, part_type
@@ -213,7 +212,10 @@ def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None =
                  focus: str | None = None, today: str | None = None) -> str:
     """The compress prompt (``texts/compress_*.md``): preamble, the turns (or the previous summary
     and the new turns), the section template with the size target and date anchor, the focus."""
-    today = today if today is not None else date.today().isoformat()
+    if today is None:
+        from datetime import date
+
+        today = date.today().isoformat()
     if not hermes_only():
         # the turns are redacted already (before their cuts); Hermes sends these two as they are
         previous_summary, focus = redact(previous_summary), redact(focus)
