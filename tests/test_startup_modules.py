@@ -100,43 +100,6 @@ def test_lazyre_flags_are_re_flags_and_patterns_compile_on_use():
     assert pattern.pattern == "a(b+)" and pattern.flags & re.IGNORECASE
 
 
-# what a tiny run of a no-LLM command must not load: each costs a share of a bare interpreter
-# start (dataclasses with inspect ~16 ms, orjson ~24 ms, typing ~10, json ~7, re with enum ~6)
-HEAVY = ("dataclasses", "inspect", "typing", "orjson", "json", "re", "enum", "contextlib", "click",
-         "tempfile", "hashlib", "string", "sqlite3", "tiktoken", "yaml")
-TINY_COMMANDS = [["prune"], ["sanitize"], ["validate"], ["cache-mark"], ["spill", "--dir", "{dir}"],
-                 ["convert", "--to", "anthropic"], ["compress", "--summarizer", "extractive"],
-                 ["estimate", "--method", "rough"], ["normalize-usage"]]
-
-
-@pytest.mark.parametrize("argv", TINY_COMMANDS, ids=lambda a: " ".join(a[:3]))
-def test_a_tiny_run_loads_nothing_heavy(tmp_path, argv):
-    """The issue-19 start-up budget, as what is imported (the time itself is bench/startup.py's):
-    the command runs in a fresh interpreter on a five-message file and lists what it loaded."""
-    import json
-    import subprocess
-    import sys
-
-    doc = tmp_path / "t.json"
-    if argv[0] == "normalize-usage":
-        doc.write_text(json.dumps({"prompt_tokens": 100, "completion_tokens": 20}))
-    else:
-        doc.write_text(json.dumps([
-            {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c1", "content": "a.py b.py"},
-            {"role": "assistant", "content": "two files"}]))
-    args = [a.format(dir=tmp_path / "spill") for a in argv] + [str(doc)]
-    code = ("import sys\n"
-            f"sys.argv = ['hermesctx', *{args!r}]\n"
-            "from hermesctx.launch import main\n"
-            "try:\n    main()\nexcept SystemExit as exc:\n    status = exc.code\nelse:\n    status = 0\n"
-            f"print(status, sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stderr.splitlines()[-1] == "0 []", out.stderr
-
-
 def test_lean_contextmanager_and_cache_behave_as_the_originals():
     import contextlib
 
