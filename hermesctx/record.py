@@ -185,7 +185,14 @@ def asdict(obj) -> dict:
         import dataclasses
 
         return dataclasses.asdict(obj)
-    return {f.name: _plain(getattr(obj, f.name)) for f in obj.__record_fields__}
+    out = {}
+    for f in obj.__record_fields__:
+        value = getattr(obj, f.name)
+        out[f.name] = value if type(value) in _ATOMS else _plain(value)
+    return out
+
+
+_ATOMS = {int, str, float, bool, type(None)}
 
 
 def _plain(value):

@@ -62,11 +62,12 @@ def is_items(value: Any) -> bool:
     """A list of Responses input/output items (easy ``role``/``content`` messages allowed
     among them), told apart from a chat message list."""
     return (isinstance(value, list) and bool(value)
+            # first what an agent's chat list shows early (a tool call or result): it ends there
+            and not any(isinstance(i, dict) and _chat_only(i) for i in value)
             and all(isinstance(i, dict) and (part_type(i) in ITEM_TYPES
                                              or "role" in i and "content" in i and "type" not in i)
                     for i in value)
-            and any(_responses_only(i) for i in value)
-            and not any(_chat_only(i) for i in value))
+            and any(_responses_only(i) for i in value))
 
 
 def is_request(doc: Any) -> bool:
