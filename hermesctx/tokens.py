@@ -345,20 +345,37 @@ def _serialized_len(value: Any) -> int:
 
 def tail_tokens(msg: dict) -> int:
     """Hermes ``_estimate_msg_budget_tokens``: content//4 + 10 + each call's repr//4 + replay fields."""
-    tokens = _content_len(msg.get("content") or "") // 4 + 10
+    content = msg.get("content")
+    tokens = (len(content) if type(content) is str else _content_len(content or "")) // 4 + 10
     if "tool_calls" in msg:
         for tc in calls_of(msg):
             if isinstance(tc, dict):
                 tokens += _call_chars(tc) // 4
-    for key in _REPLAY_KEYS:
-        value = msg.get(key)
-        if value is not None:
-            tokens += _serialized_len(value) // 4
+    if not _REPLAY.isdisjoint(msg):  # (the usual message has none: one look, not five)
+        for key in _REPLAY_KEYS:
+            value = msg.get(key)
+            if value is not None:
+                tokens += _serialized_len(value) // 4
     return tokens
 
 
+_REPLAY = frozenset(_REPLAY_KEYS)
+# the printed length of a call's fixed parts: {'id': _, 'type': _, 'function': {'name': _,
+# 'arguments': _}} (the braces, the five keys' reprs and ": " / ", " between items)
+_CALL_FRAME = 4 * 3 + len("'id''type''function'") + 4 * 2 + len("'name''arguments'")
+
+
 def _call_chars(call: dict) -> int:
-    """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed."""
+    """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed.
+    The usual call (id, type, and a function of name and arguments, all strings) is its frame
+    plus its four strings, without the walk of :func:`printed_len`."""
+    fn = call.get("function")
+    if type(call) is dict and len(call) == 3 and type(fn) is dict and len(fn) == 2:
+        ident, kind, name, args = call.get("id"), call.get("type"), fn.get("name"), fn.get("arguments")
+        if type(ident) is str and type(kind) is str and type(name) is str and type(args) is str:
+            return (_CALL_FRAME + len(repr(ident)) + len(repr(kind))
+                    + (len(repr(name)) if len(name) <= _SHORT_TEXT else repr_len(name))
+                    + (len(repr(args)) if len(args) <= _SHORT_TEXT else repr_len(args)))
     return printed_len(call)
 
 
