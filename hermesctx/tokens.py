@@ -241,26 +241,35 @@ def rough_saved(before: list, after: list) -> int:
     chars = images = 0
     for old, new in zip(before, after):
         if old is not new:
-            if _imageless(old) and _imageless(new):
-                chars += _printed_diff(old, new)  # (both sides: printed_len, no image)
-                continue
-            was, now = message_size(old), message_size(new)
-            chars += was[0] - now[0]
-            images += was[1] - now[1]
+            size = saved_size(old, new)
+            chars += size[0]
+            images += size[1]
     return chars // 4 + IMAGE_TOKENS * images
 
 
-def _imageless(msg: Any) -> bool:
+def saved_size(old: Any, new: Any) -> tuple[int, int]:
+    """``message_size(old) - message_size(new)``, item by item: the printed characters and
+    the images that rewriting one message removed (what :func:`rough_saved` sums)."""
+    if imageless(old) and imageless(new):
+        return printed_diff(old, new), 0  # (both sides: printed_len, no image)
+    was, now = message_size(old), message_size(new)
+    return was[0] - now[0], was[1] - now[1]
+
+
+def imageless(msg: Any) -> bool:
     """A message :func:`message_size` measures as ``(printed_len(msg), 0)`` with no shadow:
-    a dict without stash whose content is neither a list nor an object (no image part can be
-    in it)."""
+    a dict without stash whose content holds no image part and is no ``_multimodal`` object
+    (an Anthropic turn's blocks included: only the blocks that changed are then measured). A
+    rewrite of such a message that leaves it so differs in size by :func:`printed_diff` of
+    the values it replaced."""
     if type(msg) is not dict or "_anthropic_content_blocks" in msg:
         return False
-    kind = type(msg.get("content"))
-    return kind is not list and kind is not dict
+    content = msg.get("content")
+    kind = type(content)
+    return (kind is not list and kind is not dict) or not _has_image_or_multimodal(content)
 
 
-def _printed_diff(old: Any, new: Any) -> int:
+def printed_diff(old: Any, new: Any) -> int:
     """``_repr_form_len(old) - _repr_form_len(new)``, measuring only what differs: a stage
     hands back what it did not change as the same objects, and a dict's printed length is its
     keys' and values' plus a fixed part per item (a list's the same per item), so two dicts
@@ -271,10 +280,19 @@ def _printed_diff(old: Any, new: Any) -> int:
     kind = type(old)
     if kind is type(new):
         if kind is dict and len(old) == len(new) and old.keys() == new.keys():
-            return sum([_printed_diff(value, new[key]) for key, value in old.items()
-                        if value is not new[key]])  # (what was not changed: no call)
+            total = 0
+            for key, value in old.items():
+                other = new[key]
+                if value is other:
+                    continue  # (what was not changed: no call)
+                if type(value) is str and type(other) is str:  # (a rewritten text: no call)
+                    total += ((len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value))
+                              - (len(repr(other)) if len(other) <= _SHORT_TEXT else repr_len(other)))
+                else:
+                    total += printed_diff(value, other)
+            return total
         if kind is list and len(old) == len(new):
-            return sum(map(_printed_diff, old, new))
+            return sum(map(printed_diff, old, new))
     return _repr_form_len(old) - _repr_form_len(new)
 
 

@@ -200,7 +200,21 @@ def _stub_content(content: Any, name: Any, args: Any) -> Any:
     return summarize_tool_result(name, args, content)
 
 
-def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
+def _measure(saved: list | None, msg: dict, old: Any, new: Any, rewritten: dict) -> None:
+    """Add to ``saved`` ([chars, images] or None) what rewriting ``msg`` as ``rewritten`` (one
+    value ``old`` replaced by ``new``) removed from the request estimate's measure. The usual
+    message holds no image: only the two values are measured (:func:`tokens.printed_diff`)."""
+    if saved is None:
+        return
+    if tokens.imageless(msg) and tokens.imageless(rewritten):
+        saved[0] += tokens.printed_diff(old, new)
+    else:
+        chars, images = tokens.saved_size(msg, rewritten)
+        saved[0] += chars
+        saved[1] += images
+
+
+def _prune_openai(messages: list, boundary: int, saved: list | None = None) -> tuple[list, dict]:
     result = list(messages)
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     changes = report["changes"]
@@ -216,9 +230,10 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
         elif role == "tool":
             content = msg.get("content")
             if seen.again(content or ""):
-                result[i] = {**msg, "content": DUPLICATE_TEXT}
+                result[i] = new = {**msg, "content": DUPLICATE_TEXT}
                 report["deduplicated"] += 1
                 changes.append({"index": i, "change": "deduplicated"})
+                _measure(saved, msg, content, DUPLICATE_TEXT, new)
 
     # outside the tail: tool results become stubs, long call arguments are cut (one pass:
     # the two rules touch different messages)
@@ -231,9 +246,10 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
             content = msg.get("content", "")
             stub = _stub_content(content, name, args)
             if stub is not None:
-                result[i] = {**msg, "content": stub}
+                result[i] = new = {**msg, "content": stub}
                 report["stubbed"] += 1
                 changes.append({"index": i, "change": "stubbed"})
+                _measure(saved, msg, content, stub, new)
             continue
         calls = msg.get("tool_calls")
         if role != "assistant" or not calls or not isinstance(calls, list):
@@ -250,9 +266,10 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
                     changed += 1
             new_calls.append(tc)
         if changed:
-            result[i] = {**msg, "tool_calls": new_calls}
+            result[i] = new = {**msg, "tool_calls": new_calls}
             report["args_truncated"] += changed
             changes.append({"index": i, "change": "args_truncated"})
+            _measure(saved, msg, calls, new_calls, new)
 
     report["pruned"] = report["deduplicated"] + report["stubbed"]
     return result, report
@@ -296,7 +313,7 @@ def _replace_block(result: list, i: int, j: int, block: dict) -> None:
     result[i] = {**msg, "content": content}
 
 
-def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
+def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -> tuple[list, dict]:
     result = list(messages)
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     index = {}
@@ -337,6 +354,12 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
                     report["changes"].append({"index": i, "block": j, "change": "args_truncated"})
 
     report["pruned"] = report["deduplicated"] + report["stubbed"]
+    if saved is not None:  # (a turn may lose several blocks: each rewritten turn measured once)
+        for old, new in zip(messages, result):
+            if old is not new:
+                chars, images = tokens.saved_size(old, new)
+                saved[0] += chars
+                saved[1] += images
     return result, report
 
 
@@ -347,6 +370,14 @@ def prune_messages(messages: list, *, protect_tail_count: int,
     """Prune a message list; ``(new_list, report)``. Report keys: ``pruned`` (Hermes's count:
     deduplicated + stubbed), ``deduplicated``, ``stubbed``, ``args_truncated``, ``boundary``
     (first protected index) and ``changes`` (one entry per rewritten message or block)."""
+    return _pruned(messages, protect_tail_count, protect_tail_tokens)
+
+
+def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | None,
+            saved: list | None = None) -> tuple[list, dict]:
+    """:func:`prune_messages`; ``saved`` ([chars, images], when given) gains what the rewrites
+    removed from the request estimate's measure, counted as each is made (the tokens saved
+    without a second look at the messages)."""
     if not messages:
         return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
                           "boundary": 0, "changes": []}
@@ -354,11 +385,11 @@ def prune_messages(messages: list, *, protect_tail_count: int,
     # then the same rules on Anthropic blocks in an Anthropic transcript (Hermes prunes none), with a tail
     # estimate that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
     boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
-    result, report = _prune_openai(messages, boundary)
+    result, report = _prune_openai(messages, boundary, saved)
     report["boundary"] = max(boundary, 0)
     if anthropic_blocks_apply(messages):
         block_boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
-        result, extra = _prune_anthropic(result, block_boundary)
+        result, extra = _prune_anthropic(result, block_boundary, saved)
         for key in ("pruned", "deduplicated", "stubbed", "args_truncated"):
             report[key] += extra[key]
         report["changes"] += extra["changes"]
@@ -382,12 +413,13 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
         from hermesctx.errors import UsageError
 
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
-    new, report = prune_messages(messages, protect_tail_count=protect_last_n,
-                                 protect_tail_tokens=tail_tokens)
+    saved = [0, 0] if measure else None  # (printed chars, images)
+    new, report = _pruned(messages, protect_last_n, tail_tokens, saved)
     full = measure is True or measure == FULL
     report["tokens_before"], report["tokens_after"] = (
         tokens.rough_before_after(messages, new) if full else (None, None))
-    report["tokens_saved"] = tokens.rough_saved(messages, new) if measure else None
+    # tokens.rough_saved(messages, new), from the sizes counted at each rewrite
+    report["tokens_saved"] = None if saved is None else saved[0] // 4 + tokens.IMAGE_TOKENS * saved[1]
     report["protect_last_n"] = protect_last_n
     report["tail_tokens"] = tail_tokens
     return with_messages(doc, new), report
