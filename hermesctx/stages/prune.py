@@ -381,19 +381,17 @@ def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | 
     if not messages:
         return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
                           "boundary": 0, "changes": []}
-    # OpenAI passes always (exactly Hermes: they touch only `tool` messages and `tool_calls`),
-    # then the same rules on Anthropic blocks in an Anthropic transcript (Hermes prunes none), with a tail
-    # estimate that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
-    boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
-    result, report = _prune_openai(messages, boundary, saved)
-    report["boundary"] = max(boundary, 0)
+    # The OpenAI passes (exactly Hermes: they touch only `tool` messages and `tool_calls`), or
+    # in an Anthropic transcript, which has neither (the OpenAI passes would change nothing),
+    # the same rules on its blocks (Hermes prunes none) with a tail estimate that sees inside
+    # them. ``fmt`` is accepted for compatibility and not needed.
     if anthropic_blocks_apply(messages):
-        block_boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
-        result, extra = _prune_anthropic(result, block_boundary, saved)
-        for key in ("pruned", "deduplicated", "stubbed", "args_truncated"):
-            report[key] += extra[key]
-        report["changes"] += extra["changes"]
-        report["boundary"] = max(block_boundary, 0)
+        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
+        result, report = _prune_anthropic(messages, boundary, saved)
+    else:
+        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
+        result, report = _prune_openai(messages, boundary, saved)
+    report["boundary"] = max(boundary, 0)
     return result, report
 
 
