@@ -63,7 +63,7 @@ def _shadow(msg: dict) -> dict:
     return shadow
 
 
-_SHORT_TEXT = 48  # a string at most this long is measured by printing it (cheaper than counting)
+_SHORT_TEXT = 128  # a string at most this long is measured by printing it (cheaper than counting)
 # bytes.translate(None, _UNREMARKABLE) keeps only the bytes that change the printed length of an
 # ASCII string: the ones repr writes with a backslash more (\n \r \t \\), the quotes that decide
 # the quoting, and the control characters repr writes as \xNN
