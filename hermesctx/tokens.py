@@ -279,6 +279,9 @@ def printed_diff(old: Any, new: Any) -> int:
         return 0
     kind = type(old)
     if kind is type(new):
+        if kind is str:  # (a rewritten text, the usual case: no call per side)
+            return ((len(repr(old)) if len(old) <= _SHORT_TEXT else repr_len(old))
+                    - (len(repr(new)) if len(new) <= _SHORT_TEXT else repr_len(new)))
         if kind is dict and len(old) == len(new) and old.keys() == new.keys():
             total = 0
             for key, value in old.items():
