@@ -206,7 +206,8 @@ def _measure(saved: list | None, msg: dict, old: Any, new: Any, rewritten: dict)
     message holds no image: only the two values are measured (:func:`tokens.printed_diff`)."""
     if saved is None:
         return
-    if tokens.imageless(msg) and tokens.imageless(rewritten):
+    # (a text in place of a value leaves a message without image so: the usual stub)
+    if tokens.imageless(msg) and (type(new) is str or tokens.imageless(rewritten)):
         saved[0] += tokens.printed_diff(old, new)
     else:
         chars, images = tokens.saved_size(msg, rewritten)
