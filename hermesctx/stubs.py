@@ -51,11 +51,14 @@ class _Result:
     @property
     def lines(self) -> int:
         """Lines of output (counted only for the tools whose stub says it, and for a content
-        that is no string)."""
+        that is no string). JSON-encoded output (terminal's) holds no newline: a search for
+        one (memchr) answers that without counting every character."""
         content = self.content
         if not isinstance(content, str):
             return content.count("\n") + 1 if content.strip() else 0
-        return content.count("\n") + 1 if content and not content.isspace() else 0
+        if not content or content.isspace():
+            return 0
+        return content.count("\n") + 1 if "\n" in content else 1
 
 
 def _terminal(r: _Result) -> str:

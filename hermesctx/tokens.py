@@ -63,7 +63,7 @@ def _shadow(msg: dict) -> dict:
     return shadow
 
 
-_SHORT_TEXT = 48  # a string at most this long is measured by printing it (cheaper than counting)
+_SHORT_TEXT = 128  # a string at most this long is measured by printing it (cheaper than counting)
 # bytes.translate(None, _UNREMARKABLE) keeps only the bytes that change the printed length of an
 # ASCII string: the ones repr writes with a backslash more (\n \r \t \\), the quotes that decide
 # the quoting, and the control characters repr writes as \xNN
@@ -241,26 +241,35 @@ def rough_saved(before: list, after: list) -> int:
     chars = images = 0
     for old, new in zip(before, after):
         if old is not new:
-            if _imageless(old) and _imageless(new):
-                chars += _printed_diff(old, new)  # (both sides: printed_len, no image)
-                continue
-            was, now = message_size(old), message_size(new)
-            chars += was[0] - now[0]
-            images += was[1] - now[1]
+            size = saved_size(old, new)
+            chars += size[0]
+            images += size[1]
     return chars // 4 + IMAGE_TOKENS * images
 
 
-def _imageless(msg: Any) -> bool:
+def saved_size(old: Any, new: Any) -> tuple[int, int]:
+    """``message_size(old) - message_size(new)``, item by item: the printed characters and
+    the images that rewriting one message removed (what :func:`rough_saved` sums)."""
+    if imageless(old) and imageless(new):
+        return printed_diff(old, new), 0  # (both sides: printed_len, no image)
+    was, now = message_size(old), message_size(new)
+    return was[0] - now[0], was[1] - now[1]
+
+
+def imageless(msg: Any) -> bool:
     """A message :func:`message_size` measures as ``(printed_len(msg), 0)`` with no shadow:
-    a dict without stash whose content is neither a list nor an object (no image part can be
-    in it)."""
+    a dict without stash whose content holds no image part and is no ``_multimodal`` object
+    (an Anthropic turn's blocks included: only the blocks that changed are then measured). A
+    rewrite of such a message that leaves it so differs in size by :func:`printed_diff` of
+    the values it replaced."""
     if type(msg) is not dict or "_anthropic_content_blocks" in msg:
         return False
-    kind = type(msg.get("content"))
-    return kind is not list and kind is not dict
+    content = msg.get("content")
+    kind = type(content)
+    return (kind is not list and kind is not dict) or not _has_image_or_multimodal(content)
 
 
-def _printed_diff(old: Any, new: Any) -> int:
+def printed_diff(old: Any, new: Any) -> int:
     """``_repr_form_len(old) - _repr_form_len(new)``, measuring only what differs: a stage
     hands back what it did not change as the same objects, and a dict's printed length is its
     keys' and values' plus a fixed part per item (a list's the same per item), so two dicts
@@ -270,11 +279,23 @@ def _printed_diff(old: Any, new: Any) -> int:
         return 0
     kind = type(old)
     if kind is type(new):
+        if kind is str:  # (a rewritten text, the usual case: no call per side)
+            return ((len(repr(old)) if len(old) <= _SHORT_TEXT else repr_len(old))
+                    - (len(repr(new)) if len(new) <= _SHORT_TEXT else repr_len(new)))
         if kind is dict and len(old) == len(new) and old.keys() == new.keys():
-            return sum([_printed_diff(value, new[key]) for key, value in old.items()
-                        if value is not new[key]])  # (what was not changed: no call)
+            total = 0
+            for key, value in old.items():
+                other = new[key]
+                if value is other:
+                    continue  # (what was not changed: no call)
+                if type(value) is str and type(other) is str:  # (a rewritten text: no call)
+                    total += ((len(repr(value)) if len(value) <= _SHORT_TEXT else repr_len(value))
+                              - (len(repr(other)) if len(other) <= _SHORT_TEXT else repr_len(other)))
+                else:
+                    total += printed_diff(value, other)
+            return total
         if kind is list and len(old) == len(new):
-            return sum(map(_printed_diff, old, new))
+            return sum(map(printed_diff, old, new))
     return _repr_form_len(old) - _repr_form_len(new)
 
 
@@ -345,20 +366,37 @@ def _serialized_len(value: Any) -> int:
 
 def tail_tokens(msg: dict) -> int:
     """Hermes ``_estimate_msg_budget_tokens``: content//4 + 10 + each call's repr//4 + replay fields."""
-    tokens = _content_len(msg.get("content") or "") // 4 + 10
+    content = msg.get("content")
+    tokens = (len(content) if type(content) is str else _content_len(content or "")) // 4 + 10
     if "tool_calls" in msg:
         for tc in calls_of(msg):
             if isinstance(tc, dict):
                 tokens += _call_chars(tc) // 4
-    for key in _REPLAY_KEYS:
-        value = msg.get(key)
-        if value is not None:
-            tokens += _serialized_len(value) // 4
+    if not _REPLAY.isdisjoint(msg):  # (the usual message has none: one look, not five)
+        for key in _REPLAY_KEYS:
+            value = msg.get(key)
+            if value is not None:
+                tokens += _serialized_len(value) // 4
     return tokens
 
 
+_REPLAY = frozenset(_REPLAY_KEYS)
+# the printed length of a call's fixed parts: {'id': _, 'type': _, 'function': {'name': _,
+# 'arguments': _}} (the braces, the five keys' reprs and ": " / ", " between items)
+_CALL_FRAME = 4 * 3 + len("'id''type''function'") + 4 * 2 + len("'name''arguments'")
+
+
 def _call_chars(call: dict) -> int:
-    """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed."""
+    """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed.
+    The usual call (id, type, and a function of name and arguments, all strings) is its frame
+    plus its four strings, without the walk of :func:`printed_len`."""
+    fn = call.get("function")
+    if type(call) is dict and len(call) == 3 and type(fn) is dict and len(fn) == 2:
+        ident, kind, name, args = call.get("id"), call.get("type"), fn.get("name"), fn.get("arguments")
+        if type(ident) is str and type(kind) is str and type(name) is str and type(args) is str:
+            return (_CALL_FRAME + len(repr(ident)) + len(repr(kind))
+                    + (len(repr(name)) if len(name) <= _SHORT_TEXT else repr_len(name))
+                    + (len(repr(args)) if len(args) <= _SHORT_TEXT else repr_len(args)))
     return printed_len(call)
 
 

@@ -135,6 +135,16 @@ _JSON_VALUE = st.recursive(_JSON_LEAF, lambda inner: st.one_of(
     st.lists(inner, max_size=6), st.dictionaries(_JSON_TEXT, inner, max_size=6)), max_leaves=40)
 
 
+_CALL_TEXT = _JSON_TEXT | st.text(alphabet="ab '\"\\\n", min_size=40, max_size=400)
+
+
+@given(st.fixed_dictionaries({"id": _CALL_TEXT, "type": _CALL_TEXT, "function": st.fixed_dictionaries(
+    {"name": _CALL_TEXT, "arguments": _CALL_TEXT | _JSON_LEAF})}) | st.dictionaries(_JSON_TEXT, _JSON_VALUE))
+def test_a_call_in_the_tail_estimate_is_its_printed_length(call):
+    """The usual call (four strings) is counted from its frame; any other as printed."""
+    assert tokens.tail_tokens({"role": "assistant", "tool_calls": [call]}) == 10 + len(str(call)) // 4
+
+
 @given(_JSON_VALUE)
 def test_printed_len_is_the_length_of_the_printed_form(value):
     """The arithmetic measure equals Hermes's ``len(str(x))`` on any JSON value: nested objects

@@ -67,6 +67,21 @@ def _shrink(value: Any) -> Any:
     return value
 
 
+def _long_text(value: Any) -> bool:
+    """Whether ``value`` holds a string that :func:`_shrink` cuts (at any depth)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > HEAD_CHARS:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def truncate_args_json(args: Any) -> Any:
     """Hermes ``_truncate_tool_call_args_json``: long string leaves cut, JSON kept valid;
     arguments that do not parse come back unchanged."""
@@ -101,38 +116,42 @@ def tail_boundary(messages: list, protect_tail_count: int, protect_tail_tokens: 
 
 # --- OpenAI shape -----------------------------------------------------------------------
 
-def _call_index(messages: list) -> dict:
-    index: dict = {}
-    for msg in messages:
-        if msg.get("role") != "assistant":
-            continue
-        calls = msg.get("tool_calls") or []
-        for tc in calls if isinstance(calls, (list, str, dict)) else ():
-            if isinstance(tc, dict):
-                fn = tc.get("function")
-                fn = fn if isinstance(fn, dict) else {}
-                index[_hashable(tc.get("id", ""))] = (fn.get("name", "unknown"), fn.get("arguments", ""))
-            else:  # not a call object: Hermes files it under the empty id
-                index[""] = ("unknown", "")
-    return index
+def _index_calls(index: dict, msg: dict) -> None:
+    """Add an assistant message's calls to ``index`` (id -> the call) unless an id is there
+    already: the messages are indexed from the last, so the last call of an id wins, as in
+    Hermes's index built from the first. What a call holds is read only for a result that
+    gets a stub (:func:`_name_and_args`)."""
+    calls = msg.get("tool_calls")
+    if not calls or not isinstance(calls, (list, str, dict)):
+        return
+    for tc in reversed(calls):
+        if isinstance(tc, dict):
+            key = tc.get("id", "")
+            if type(key) is not str:
+                key = _hashable(key)
+        else:  # not a call object: Hermes files it under the empty id
+            key = ""
+        if key not in index:
+            index[key] = tc
 
 
-def _dedup_key(content: Any) -> str | bytes | None:
-    """Results are duplicates when their UTF-8 bytes are (lone surrogates replaced), as Hermes
-    compares them; the key is the text itself when it is ASCII (no copy), else its bytes (as
-    text again when those came out ASCII, so equal bytes always give equal keys)."""
-    if not isinstance(content, str) or len(content) < DEDUP_FLOOR:
-        return None
-    if content.isascii():
-        return content
-    raw = content.encode("utf-8", errors="replace")
-    return raw.decode("ascii") if raw.isascii() else raw
+def _name_and_args(call: Any) -> tuple[Any, Any]:
+    """A call's name and arguments as Hermes's index holds them (none: ``unknown``)."""
+    if not isinstance(call, dict):
+        return "unknown", ""
+    fn = call.get("function")
+    fn = fn if isinstance(fn, dict) else {}
+    return fn.get("name", "unknown"), fn.get("arguments", "")
 
 
 class _Seen:
     """The results met so far, by length first: a result whose length no other has is never
     hashed (hashing every large output cost more than comparing the few of equal length); a
-    length shared by many switches to a set."""
+    length shared by many switches to a set.
+
+    Results are duplicates when their UTF-8 bytes are (lone surrogates replaced), as Hermes
+    compares them; the key is the text itself when it is ASCII (no copy), else its bytes (as
+    text again when those came out ASCII, so equal bytes always give equal keys)."""
 
     def __init__(self) -> None:
         self._by_len: dict = {}
@@ -140,9 +159,12 @@ class _Seen:
     def again(self, content: Any) -> bool | None:
         """True when an equal result was met before (this one is recorded otherwise); None
         when ``content`` takes no part in deduplication."""
-        key = _dedup_key(content)
-        if key is None:
+        if not isinstance(content, str) or len(content) < DEDUP_FLOOR:
             return None
+        key = content
+        if not content.isascii():
+            raw = content.encode("utf-8", errors="replace")
+            key = raw.decode("ascii") if raw.isascii() else raw
         bucket = self._by_len.get(len(key))
         if bucket is None:
             self._by_len[len(key)] = [key]
@@ -178,18 +200,41 @@ def _stub_content(content: Any, name: Any, args: Any) -> Any:
     return summarize_tool_result(name, args, content)
 
 
-def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
+def _measure(saved: list | None, msg: dict, old: Any, new: Any, rewritten: dict) -> None:
+    """Add to ``saved`` ([chars, images] or None) what rewriting ``msg`` as ``rewritten`` (one
+    value ``old`` replaced by ``new``) removed from the request estimate's measure. The usual
+    message holds no image: only the two values are measured (:func:`tokens.printed_diff`)."""
+    if saved is None:
+        return
+    # (a text in place of a value leaves a message without image so: the usual stub)
+    if tokens.imageless(msg) and (type(new) is str or tokens.imageless(rewritten)):
+        saved[0] += tokens.printed_diff(old, new)
+    else:
+        chars, images = tokens.saved_size(msg, rewritten)
+        saved[0] += chars
+        saved[1] += images
+
+
+def _prune_openai(messages: list, boundary: int, saved: list | None = None) -> tuple[list, dict]:
     result = list(messages)
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
-    index = _call_index(messages)
+    changes = report["changes"]
 
+    # from the last message: the call index and the duplicates (the most recent one is kept)
+    index: dict = {}
     seen = _Seen()
     for i in range(len(result) - 1, -1, -1):
         msg = result[i]
-        if msg.get("role") == "tool" and seen.again(msg.get("content") or ""):
-            result[i] = {**msg, "content": DUPLICATE_TEXT}
-            report["deduplicated"] += 1
-            report["changes"].append({"index": i, "change": "deduplicated"})
+        role = msg.get("role")
+        if role == "assistant":
+            _index_calls(index, msg)
+        elif role == "tool":
+            content = msg.get("content")
+            if seen.again(content or ""):
+                result[i] = new = {**msg, "content": DUPLICATE_TEXT}
+                report["deduplicated"] += 1
+                changes.append({"index": i, "change": "deduplicated"})
+                _measure(saved, msg, content, DUPLICATE_TEXT, new)
 
     # outside the tail: tool results become stubs, long call arguments are cut (one pass:
     # the two rules touch different messages)
@@ -197,13 +242,15 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
         msg = result[i]
         role = msg.get("role")
         if role == "tool":
-            cid = _hashable(msg.get("tool_call_id", ""))
-            name, args = index.get(cid, ("unknown", ""))
-            new = _stub_content(msg.get("content", ""), name, args)
-            if new is not None:
-                result[i] = {**msg, "content": new}
+            cid = msg.get("tool_call_id", "")
+            name, args = _name_and_args(index.get(cid if type(cid) is str else _hashable(cid)))
+            content = msg.get("content", "")
+            stub = _stub_content(content, name, args)
+            if stub is not None:
+                result[i] = new = {**msg, "content": stub}
                 report["stubbed"] += 1
-                report["changes"].append({"index": i, "change": "stubbed"})
+                changes.append({"index": i, "change": "stubbed"})
+                _measure(saved, msg, content, stub, new)
             continue
         calls = msg.get("tool_calls")
         if role != "assistant" or not calls or not isinstance(calls, list):
@@ -220,9 +267,10 @@ def _prune_openai(messages: list, boundary: int) -> tuple[list, dict]:
                     changed += 1
             new_calls.append(tc)
         if changed:
-            result[i] = {**msg, "tool_calls": new_calls}
+            result[i] = new = {**msg, "tool_calls": new_calls}
             report["args_truncated"] += changed
-            report["changes"].append({"index": i, "change": "args_truncated"})
+            changes.append({"index": i, "change": "args_truncated"})
+            _measure(saved, msg, calls, new_calls, new)
 
     report["pruned"] = report["deduplicated"] + report["stubbed"]
     return result, report
@@ -266,7 +314,7 @@ def _replace_block(result: list, i: int, j: int, block: dict) -> None:
     result[i] = {**msg, "content": content}
 
 
-def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
+def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -> tuple[list, dict]:
     result = list(messages)
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     index = {}
@@ -297,7 +345,9 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
                 report["changes"].append({"index": i, "block": j, "change": "stubbed"})
         for j, block in list(_blocks(result[i], "tool_use")):
             value = block.get("input")
-            if len(dumps_like_json(value, ensure_ascii=False, default=str)) > ARGS_TRIGGER:
+            # (only a text longer than HEAD_CHARS can be cut: an input without one is not
+            # written out to be measured)
+            if _long_text(value) and len(dumps_like_json(value, ensure_ascii=False, default=str)) > ARGS_TRIGGER:
                 shrunk = _shrink(value)
                 if shrunk != value:
                     _replace_block(result, i, j, {**block, "input": shrunk})
@@ -305,6 +355,12 @@ def _prune_anthropic(messages: list, boundary: int) -> tuple[list, dict]:
                     report["changes"].append({"index": i, "block": j, "change": "args_truncated"})
 
     report["pruned"] = report["deduplicated"] + report["stubbed"]
+    if saved is not None:  # (a turn may lose several blocks: each rewritten turn measured once)
+        for old, new in zip(messages, result):
+            if old is not new:
+                chars, images = tokens.saved_size(old, new)
+                saved[0] += chars
+                saved[1] += images
     return result, report
 
 
@@ -315,22 +371,28 @@ def prune_messages(messages: list, *, protect_tail_count: int,
     """Prune a message list; ``(new_list, report)``. Report keys: ``pruned`` (Hermes's count:
     deduplicated + stubbed), ``deduplicated``, ``stubbed``, ``args_truncated``, ``boundary``
     (first protected index) and ``changes`` (one entry per rewritten message or block)."""
+    return _pruned(messages, protect_tail_count, protect_tail_tokens)
+
+
+def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | None,
+            saved: list | None = None) -> tuple[list, dict]:
+    """:func:`prune_messages`; ``saved`` ([chars, images], when given) gains what the rewrites
+    removed from the request estimate's measure, counted as each is made (the tokens saved
+    without a second look at the messages)."""
     if not messages:
         return messages, {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0,
                           "boundary": 0, "changes": []}
-    # OpenAI passes always (exactly Hermes: they touch only `tool` messages and `tool_calls`),
-    # then the same rules on Anthropic blocks in an Anthropic transcript (Hermes prunes none), with a tail
-    # estimate that sees inside the blocks. ``fmt`` is accepted for compatibility and not needed.
-    boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
-    result, report = _prune_openai(messages, boundary)
-    report["boundary"] = max(boundary, 0)
+    # The OpenAI passes (exactly Hermes: they touch only `tool` messages and `tool_calls`), or
+    # in an Anthropic transcript, which has neither (the OpenAI passes would change nothing),
+    # the same rules on its blocks (Hermes prunes none) with a tail estimate that sees inside
+    # them. ``fmt`` is accepted for compatibility and not needed.
     if anthropic_blocks_apply(messages):
-        block_boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
-        result, extra = _prune_anthropic(result, block_boundary)
-        for key in ("pruned", "deduplicated", "stubbed", "args_truncated"):
-            report[key] += extra[key]
-        report["changes"] += extra["changes"]
-        report["boundary"] = max(block_boundary, 0)
+        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
+        result, report = _prune_anthropic(messages, boundary, saved)
+    else:
+        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
+        result, report = _prune_openai(messages, boundary, saved)
+    report["boundary"] = max(boundary, 0)
     return result, report
 
 
@@ -350,12 +412,13 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
         from hermesctx.errors import UsageError
 
         raise UsageError(f"protect_last_n must be >= 0, got {protect_last_n}")
-    new, report = prune_messages(messages, protect_tail_count=protect_last_n,
-                                 protect_tail_tokens=tail_tokens)
+    saved = [0, 0] if measure else None  # (printed chars, images)
+    new, report = _pruned(messages, protect_last_n, tail_tokens, saved)
     full = measure is True or measure == FULL
     report["tokens_before"], report["tokens_after"] = (
         tokens.rough_before_after(messages, new) if full else (None, None))
-    report["tokens_saved"] = tokens.rough_saved(messages, new) if measure else None
+    # tokens.rough_saved(messages, new), from the sizes counted at each rewrite
+    report["tokens_saved"] = None if saved is None else saved[0] // 4 + tokens.IMAGE_TOKENS * saved[1]
     report["protect_last_n"] = protect_last_n
     report["tail_tokens"] = tail_tokens
     return with_messages(doc, new), report

@@ -4,6 +4,7 @@ and snapshots of outputs that `tests/oracle/test_oracle_prune_sanitize_adversari
 
 import copy
 import json
+import random
 
 import pytest
 from conftest import invoke
@@ -138,6 +139,46 @@ def test_pure_and_never_crash(safe):
         stub_orphans(msgs)
         find_problems(msgs)
         assert msgs == frozen, seed
+
+
+def _anthropic_transcript(seed: int) -> list:
+    """Anthropic turns of text, image, ``tool_use`` (long inputs too) and ``tool_result`` blocks
+    (long, duplicated, with images), some with a stash: what prune's block passes rewrite."""
+    rng = random.Random(seed)
+    texts = ["ok", "x" * 250, "it's \"q\"\\\n" * 40, "é日\t" * 90]
+    image = {"type": "image", "source": {"type": "base64", "data": "AAAA"}}
+    msgs: list = []
+    for turn in range(rng.randint(1, 6)):
+        uses = [{"type": "tool_use", "id": f"tu_{turn}_{k}", "name": rng.choice(["terminal", "read_file", "x"]),
+                 "input": rng.choice([{"command": "ls"}, {"path": "a.py", "content": rng.choice(texts)},
+                                      {"deep": [{"v": "y" * 600}]}, None])}
+                for k in range(rng.randint(0, 3))]
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": rng.choice(texts)}, *uses]})
+        results = [{"type": "tool_result", "tool_use_id": u["id"],
+                    "content": rng.choice([*texts, [{"type": "text", "text": "shot"}, image]])} for u in uses]
+        user = {"role": "user", "content": [*results, *([image] if rng.random() < 0.2 else [])]}
+        if rng.random() < 0.1:
+            user["_anthropic_content_blocks"] = [image]
+        msgs.append(user)
+    return msgs
+
+
+def test_tokens_saved_counted_at_each_rewrite_is_the_measure_of_the_changed_messages():
+    """prune counts what each rewrite removes as it makes it: the same figure as measuring the
+    changed messages afterwards (tokens.rough_saved), whatever the messages hold."""
+    from transcripts import TranscriptGen
+
+    from hermesctx import tokens
+    from hermesctx.stages.prune import _pruned
+
+    for seed in range(120):
+        gens = (AdversarialGen(seed, hermes_safe=False).transcript(), TranscriptGen(seed).transcript(8),
+                _anthropic_transcript(seed))
+        for msgs in gens:
+            for count, budget in ((1, None), (3, 50), (0, 0)):
+                saved = [0, 0]
+                new, _ = _pruned(msgs, count, budget, saved)
+                assert saved[0] // 4 + tokens.IMAGE_TOKENS * saved[1] == tokens.rough_saved(msgs, new), seed
 
 
 def test_cli_never_fails_on_malformed_calls_and_ids():

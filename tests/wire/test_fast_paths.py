@@ -110,9 +110,12 @@ TEXT = st.text(alphabet=st.sampled_from("ab '\"\\\n\t\x01é"), max_size=80)
 LEAF = TEXT | st.none() | st.booleans() | st.integers(-5, 5)
 VALUE = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=3)
                      | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=8)
+IMAGE = st.sampled_from([{"type": "image_url", "image_url": {"url": "u"}}, {"type": "image", "source": {}}])
+CONTENT = VALUE | st.lists(VALUE | IMAGE, max_size=3) | st.builds(
+    lambda parts: {"_multimodal": True, "text_summary": "s", "content": parts}, st.lists(IMAGE, max_size=2))
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["tool", "assistant", "user"])},
-    optional={"content": VALUE, "tool_calls": VALUE, "name": TEXT,
+    optional={"content": CONTENT, "tool_calls": VALUE, "name": TEXT,
               "_anthropic_content_blocks": st.just([{"type": "image", "source": {}}])})
 
 
