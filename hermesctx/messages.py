@@ -18,10 +18,11 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from hermesctx.errors import InputError
+from hermesctx.lean import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 OPENAI = "openai"
@@ -82,18 +83,15 @@ def is_lenient() -> bool:
     return _LENIENT.get()
 
 
-class lenient_input:  # noqa: N801 (a context manager, used as a function is)
-    """Within ``with lenient_input():``, :func:`check_messages`, format detection and usage
-    counts accept what Hermes accepts (the library equivalent of ``--lenient``)."""
-
-    def __init__(self, on: bool = True):
-        self.on = on
-
-    def __enter__(self) -> None:
-        self._token = _LENIENT.set(self.on)
-
-    def __exit__(self, *exc: object) -> None:
-        _LENIENT.reset(self._token)
+@contextmanager
+def lenient_input(on: bool = True) -> Iterator[None]:
+    """Within the block, :func:`check_messages`, format detection and usage counts accept what
+    Hermes accepts (the library equivalent of ``--lenient``)."""
+    token = _LENIENT.set(on)
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
 
 
 def set_lenient(on: bool) -> Callable[[], None]:

@@ -86,11 +86,12 @@ def default_dir(environ=None) -> str:
     own ``$TMPDIR/hermes-results`` is shared by every user, so it is used only when named)."""
     environ = os.environ if environ is None else environ
     user = os.getuid() if hasattr(os, "getuid") else (environ.get("USERNAME") or "user")
-    if environ.get("TMPDIR"):
-        return os.path.join(environ["TMPDIR"], f"hermes-results-{user}")
-    import tempfile  # (only here: it costs ~3 ms of a start)
+    base = environ.get("TMPDIR")
+    if not base:
+        import tempfile  # (only here: it costs ~3 ms of a start)
 
-    return os.path.join(tempfile.gettempdir(), f"hermes-results-{user}")
+        base = tempfile.gettempdir()
+    return os.path.join(base, f"hermes-results-{user}")
 
 
 def _private_dir(directory: str) -> None:
