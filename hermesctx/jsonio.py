@@ -40,8 +40,7 @@ SMALL_BYTES = 1 << 20
 _small_left = SMALL_BYTES  # what the small codec may still handle in this process
 _orjson: Any = None  # the module, once imported
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
-# a float. Only a document that came out with a float can have been hit, so the byte scan (slow:
-# it touches every byte) runs only then.
+# a float (:func:`_rounded` looks for one)
 _LONG_DIGITS = lazyre.compile(rb"\d{19}")
 
 
@@ -151,7 +150,7 @@ def _loads(raw: bytes) -> Any:
     except orjson.JSONDecodeError:
         pass  # let the stdlib parser decide, and word the error
     else:
-        if not _has_float(value) or not _LONG_DIGITS.search(raw):
+        if not _rounded(value, raw):
             return value
     try:
         text = raw.decode("utf-8")
@@ -172,6 +171,12 @@ def _loads(raw: bytes) -> Any:
         raise InputError(f"not JSON: {exc}") from None
     except RecursionError:
         raise InputError("not JSON we can read: nesting too deep") from None
+
+
+def _rounded(value: Any, raw: bytes) -> bool:
+    """Whether orjson may have turned an integer of ``raw`` beyond 64 bits into a float of
+    ``value`` (the walk first: the byte scan is slow, and only a float can have been hit)."""
+    return _has_float(value) and _LONG_DIGITS.search(raw) is not None
 
 
 def _has_float(value: Any) -> bool:
@@ -223,8 +228,7 @@ def _loads_like_json(text: Any) -> Any:
         import json
 
         return json.loads(text)
-    if _has_float(value) and _LONG_DIGITS.search(
-            text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)):
+    if _rounded(value, text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)):
         import json
 
         return json.loads(text)
