@@ -22,6 +22,7 @@ import sys
 
 from hermesctx import _smalljson, lazyre
 from hermesctx.errors import FileIOError, InputError
+from hermesctx.lean import deferring
 from hermesctx.record import record
 
 TYPE_CHECKING = False
@@ -81,7 +82,8 @@ def expect_files(paths: list[str]) -> None:
 def _orjson_module() -> Any:
     global _orjson
     if _orjson is None:
-        import orjson
+        with deferring("inspect"):  # (orjson's import of dataclasses, without inspect's)
+            import orjson
 
         _orjson = orjson
     return _orjson
@@ -173,18 +175,30 @@ def _loads(raw: bytes) -> Any:
         raise InputError("not JSON we can read: nesting too deep") from None
 
 
-def _rounded(value: Any, raw: bytes) -> bool:
-    """Whether orjson may have turned an integer of ``raw`` beyond 64 bits into a float of
-    ``value`` (the walk first: the byte scan is slow, and only a float can have been hit)."""
-    return _has_float(value) and _LONG_DIGITS.search(raw) is not None
+def _rounded(value: Any, raw: Any) -> bool:
+    """Whether orjson may have turned an integer of ``raw`` (bytes or text) beyond 64 bits into
+    a float of ``value`` (the walk first: the byte scan is slow, and only such a float can have
+    been hit)."""
+    if not _huge_float(value):
+        return False
+    if not isinstance(raw, bytes):
+        raw = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    return _LONG_DIGITS.search(raw) is not None
 
 
-def _has_float(value: Any) -> bool:
-    """Whether a parsed value holds a float anywhere (iterative: any nesting depth; only the
-    containers go on the stack, the leaves, mostly strings, are looked at where they are)."""
+# A float orjson made of an integer outside the 64-bit range is at least this far from zero
+# (2**64 and up, or -2**63 - 1 and down, rounded; a larger integer is refused as infinite): the
+# floats of a usage record or a cost never send a line to the byte scan.
+_HUGE = 2.0 ** 63
+
+
+def _huge_float(value: Any) -> bool:
+    """Whether a parsed value holds a float of magnitude >= 2**63 anywhere (iterative: any
+    nesting depth; only the containers go on the stack, the leaves, mostly strings, are looked
+    at where they are)."""
     kind = type(value)
     if kind is float:
-        return True
+        return abs(value) >= _HUGE
     if kind is not dict and kind is not list:
         return False
     stack = [value]
@@ -197,7 +211,7 @@ def _has_float(value: Any) -> bool:
                 continue
             if kind is dict or kind is list:
                 push(child)
-            elif kind is float:
+            elif kind is float and abs(child) >= _HUGE:
                 return True
     return False
 
@@ -228,7 +242,7 @@ def _loads_like_json(text: Any) -> Any:
         import json
 
         return json.loads(text)
-    if _rounded(value, text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)):
+    if _rounded(value, text):
         import json
 
         return json.loads(text)

@@ -86,3 +86,35 @@ def import_module(name: str):
         __import__(name)
         module = sys.modules[name]
     return module
+
+
+class _Deferred(type(sys)):
+    """A module that is not imported yet: the first attribute read on it imports the real one
+    (see :func:`deferring`)."""
+
+    def __getattr__(self, name: str):
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(import_module(self.__name__), name)
+
+
+class deferring:
+    """``with deferring("inspect"): import orjson`` -- modules imported inside the block that
+    ``import inspect`` get a stand-in, which imports the real module when they first read an
+    attribute of it. For an import that brings in a module only to use it later, if at all:
+    orjson imports dataclasses, and dataclasses imports inspect (with ast, dis and tokenize,
+    ~40 % of orjson's import) only to word the docstring of a dataclass defined without one.
+    Once the block ends, ``import inspect`` anywhere gives the real module, as always; a module
+    already imported is left as it is."""
+
+    def __init__(self, *names: str):
+        self.names = [name for name in names if name not in sys.modules]
+
+    def __enter__(self) -> None:
+        for name in self.names:
+            sys.modules[name] = _Deferred(name)
+
+    def __exit__(self, *exc) -> None:
+        for name in self.names:
+            if isinstance(sys.modules.get(name), _Deferred):
+                del sys.modules[name]

@@ -4,6 +4,8 @@ import io as _io
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermesctx import jsonio
 from hermesctx.errors import InputError
@@ -92,11 +94,38 @@ def test_loads_like_json_raises_what_json_raises(text):
     assert type(ours.value) is type(theirs.value)
 
 
-@pytest.mark.parametrize("value,expected", [(1.5, True), (1, False), ("1.5", False), ([], False), ({}, False),
-                                            ([[[[1.0]]]], True), ({"a": {"b": [1, 2, {"c": 0.5}]}}, True),
-                                            ({"a": [1, "2", None, True]}, False), ([[], {}, [{}]], False)])
-def test_has_float_looks_everywhere(value, expected):
-    assert jsonio._has_float(value) is expected
+@pytest.mark.parametrize("value,expected", [(1e19, True), (-2.0 ** 63, True), (1.5, False), (1, False),
+                                            (2 ** 70, False), ("1e19", False), ([], False), ({}, False),
+                                            ([[[[1e20]]]], True), ({"a": {"b": [1, 2, {"c": -1e30}]}}, True),
+                                            ({"a": [0.5, "2", None, True, 9.2e18]}, False), ([[], {}, [{}]], False)])
+def test_huge_float_looks_everywhere(value, expected):
+    assert jsonio._huge_float(value) is expected
+
+
+def _huge_floats(value):
+    """The reference: a plain recursive walk."""
+    if isinstance(value, dict):
+        return any(_huge_floats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_huge_floats(v) for v in value)
+    return type(value) is float and abs(value) >= 2.0 ** 63
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+                    | st.floats(allow_nan=False, allow_infinity=False),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+                    max_leaves=30))
+def test_huge_float_agrees_with_a_plain_walk(value):
+    assert jsonio._huge_float(value) is _huge_floats(value)
+
+
+@pytest.mark.parametrize("text", ["[18446744073709551616, 0.5]", '{"a": [-9223372036854775809]}',
+                                  '{"cost": 0.25, "n": 1e19, "id": "12345678901234567890"}'])
+def test_integers_beyond_64_bits_stay_exact_and_floats_stay_floats(text):
+    """Through orjson (``_loads``: the small codec would read these) and the guard after it."""
+    assert repr(jsonio._loads(text.encode())) == repr(json.loads(text))
+    assert repr(jsonio._loads_like_json(text)) == repr(json.loads(text))
 
 
 def test_a_twenty_digit_integer_stays_exact():

@@ -5,6 +5,8 @@ hermesctx.lazyre as re.compile does."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 
@@ -139,3 +141,40 @@ def test_lean_contextmanager_and_cache_behave_as_the_originals():
 
     assert (square(3), square(3), square(4)) == (9, 9, 16) and calls == [3, 4]
     assert import_module("hermesctx.lean").cache is cache
+
+
+def test_orjson_is_imported_without_inspect_and_dataclasses_still_work():
+    """jsonio imports orjson with inspect deferred (hermesctx.lean.deferring): dataclasses gets a
+    stand-in, which imports the real inspect when a dataclass first needs it; afterwards
+    ``import inspect`` anywhere gives the one real module."""
+    code = """
+import sys
+from hermesctx import jsonio
+jsonio._orjson_module()
+assert "orjson" in sys.modules and "inspect" not in sys.modules, sorted(sys.modules)
+import dataclasses
+
+@dataclasses.dataclass
+class Point:
+    x: int = 1
+
+assert Point.__doc__ == "Point(x: int = 1)", Point.__doc__
+import inspect
+assert str(inspect.signature(Point)) == "(x: int = 1) -> None"
+assert sys.modules["inspect"] is inspect and type(inspect).__name__ == "module"
+assert jsonio.dumps({"p": dataclasses.asdict(Point())}) == b'{"p":{"x":1}}\\n'
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+
+
+def test_deferring_leaves_an_imported_module_alone():
+    import json
+
+    from hermesctx.lean import deferring
+
+    with deferring("json", "hermesctx_no_such_module"):
+        assert sys.modules["json"] is json
+        assert type(sys.modules["hermesctx_no_such_module"]).__name__ == "_Deferred"
+    assert "hermesctx_no_such_module" not in sys.modules
