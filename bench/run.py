@@ -9,7 +9,7 @@ is run again before every run of a stage, and each stage's ratio is to the best 
 around it, in CPU time (user + system of the command, ``--clock wall`` for wall-clock): on a
 shared machine the load delays the two unequally.
 Every stage runs through the real CLI path, ``hermesctx [-q] <cmd> FILE > /dev/null`` in a
-subprocess, best of ``--repeat`` (3; an untargeted stage slower than 10 s runs once), with
+subprocess, best of ``--repeat`` (7; an untargeted stage slower than 10 s runs once), with
 the peak RSS of the child. Commands that do not exist yet are skipped. Prints MB/s and the
 ratio stage/baseline, then the "Done when" table of issue 19 (:data:`DONE_WHEN`: one row per
 target, measured here or by another script, whose rows say so), and writes
@@ -169,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=200)
     parser.add_argument("--seed", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="runs of each stage, best of (a shared machine's timing noise is often "
+                             "10-20 %% per run: fewer runs read lower)")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="ratios of CPU time (default: a loaded machine delays the command "
                              "and the baseline unequally) or of wall-clock time")

@@ -61,16 +61,8 @@ class _Result:
         return content.count("\n") + 1 if "\n" in content else 1
 
 
-def _search_from(pattern: Any, literal: str, text: str) -> Any:
-    """``pattern.search(text)`` for a pattern that starts with ``literal``: no match can start
-    before the literal's first occurrence, and ``str.find`` gets there by skipping through the
-    text (megabytes of output), where the regex engine would try every position."""
-    start = text.find(literal)
-    return None if start < 0 else pattern.search(text, start)
-
-
 def _terminal(r: _Result) -> str:
-    match = _search_from(_EXIT_CODE, '"exit_code"', r.content)
+    match = _EXIT_CODE.search(r.content)
     cmd = _clip(_text(r.args, "command"), 80)
     return f"[terminal] ran `{cmd}` -> exit {match.group(1) if match else '?'}, {r.lines} lines output"
 
@@ -85,7 +77,7 @@ def _write_file(r: _Result) -> str:
 
 
 def _search_files(r: _Result) -> str:
-    match = _search_from(_TOTAL_COUNT, '"total_count"', r.content)
+    match = _TOTAL_COUNT.search(r.content)
     a = r.args
     return (f"[search_files] {a.get('target', 'content')} search for '{a.get('pattern', '?')}' "
             f"in {a.get('path', '.')} -> {match.group(1) if match else '?'} matches")
