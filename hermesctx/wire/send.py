@@ -214,36 +214,29 @@ def openai_ready(messages: list) -> bool:
     its distinct string ids once) every result answers a call of its turn once, so the send
     path's own result check holds too."""
     prev_role = None
-    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
+    pending: set = set()  # the open assistant's ids not answered yet
     plain = _PLAIN_KEYS.issuperset
     for msg in messages:
         if type(msg) is not dict:
             return False
         role = msg.get("role")
-        if type(role) is not str or not role:
-            return False
         if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if pending is None or type(call_id) is not str or call_id not in pending:
+            try:
+                pending.remove(msg["tool_call_id"])
+            except (KeyError, TypeError):  # no id, or none the open run has left to answer
                 return False
-            pending.remove(call_id)
         elif pending:
             return False
-        else:
-            pending = None
-            if role == prev_role and role in ("assistant", "user"):
+        elif role == "assistant":
+            if prev_role == "assistant":
                 return False
-        prev_role = role
-        if not plain(msg) and _internal_key(msg):
-            return False
-        if role == "assistant":
             calls = msg.get("tool_calls")
-            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
-                return False  # (_empty_assistant, inline: one call less per turn)
-            if calls is not None:
+            if calls is None:
+                if not msg.get("function_call") and msg.get("content") in (None, []):
+                    return False  # (_empty_assistant, inline: one call less per turn)
+            else:
                 if type(calls) is not list or not calls:
                     return False
-                pending = set()
                 for call in calls:
                     if type(call) is not dict or "call_id" in call or "response_item_id" in call \
                             or "extra_content" in call:
@@ -252,6 +245,14 @@ def openai_ready(messages: list) -> bool:
                     if type(call_id) is not str or call_id in pending:
                         return False
                     pending.add(call_id)
+        elif role == "user":
+            if prev_role == "user":
+                return False
+        elif type(role) is not str or not role:
+            return False
+        prev_role = role
+        if not plain(msg) and _internal_key(msg):
+            return False
         content = msg.get("content")
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False

@@ -2,7 +2,7 @@
 when the full check finds nothing (and always then, for string ids), and cache-mark's marker
 count after marking equals counting the output again."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermesctx.messages import messages_of
@@ -159,6 +159,9 @@ def test_tokens_saved_measured_on_the_differences_is_the_full_measure(pair):
 
 # --- sanitize's one pass: the pairing check and the send path's check at once ------------------
 
+import operator  # noqa: E402
+
+from hermesctx.messages import check_messages  # noqa: E402
 from hermesctx.stages.sanitize import sanitize  # noqa: E402
 from hermesctx.wire import send  # noqa: E402
 from tests.transcripts import TranscriptGen  # noqa: E402
@@ -198,6 +201,64 @@ def test_ready_is_unchanged_and_pairs_clean(messages):
     assert not ready or both
     if _plain_calls(messages):
         assert ready == both
+
+
+@st.composite
+def oa_mutated(draw):
+    """A clean transcript with one or two changes that may make it anything but clean (the
+    cases next to the border the one pass draws)."""
+    messages: list = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}]
+    for k in range(draw(st.integers(0, 3))):
+        ids = [f"c{k}_{j}" for j in range(draw(st.integers(1, 2)))]
+        messages.append({"role": "assistant", "content": draw(st.sampled_from(["", None, "x"])),
+                         "tool_calls": [_call(i) for i in ids]})
+        messages += [{"role": "tool", "tool_call_id": i, "content": "out"} for i in draw(st.permutations(ids))]
+        messages += draw(st.sampled_from([[], [{"role": "assistant", "content": "ok"}]]))
+        messages.append({"role": "user", "content": "more"})
+    assert send.openai_ready(messages)
+    for _ in range(draw(st.integers(1, 2))):
+        i = draw(st.integers(0, len(messages) - 1))
+        msg = messages[i]
+        change = draw(st.sampled_from(["insert", "delete", "swap", "role", "id", "key", "content"]))
+        if change == "insert":
+            messages.insert(i, draw(assistant | tool | user | other | extra))
+        elif change == "delete" and len(messages) > 1:
+            del messages[i]
+        elif change == "swap" and i + 1 < len(messages):
+            messages[i], messages[i + 1] = messages[i + 1], messages[i]
+        elif change == "role" and isinstance(msg, dict):
+            messages[i] = {**msg, "role": draw(st.sampled_from(["user", "assistant", "tool", "", None, ["user"]]))}
+        elif change == "id" and isinstance(msg, dict) and msg.get("tool_calls"):
+            calls = [dict(c) for c in msg["tool_calls"]]
+            calls[draw(st.integers(0, len(calls) - 1))]["id"] = draw(IDS | st.sampled_from(["c0_0", "c0_1"]))
+            messages[i] = {**msg, "tool_calls": calls}
+        elif change == "id" and isinstance(msg, dict):
+            messages[i] = {**msg, "tool_call_id": draw(IDS | st.sampled_from(["c0_0", "c0_1"]))}
+        elif change == "key" and isinstance(msg, dict):
+            messages[i] = {**msg, draw(st.sampled_from(["_ts", "reasoning", "audio", "function_call"])): 1}
+        elif change == "content" and isinstance(msg, dict):
+            messages[i] = {**msg, "content": draw(st.sampled_from(
+                [None, [], [{"type": "text", "text": " "}], [{"type": "text", "text": "t"}], "",
+                 [{"type": "image_url", "image_url": {}}]]))}
+    return messages
+
+
+@settings(max_examples=500, deadline=None)
+@given(oa_mutated())
+@example([{"role": "assistant", "content": "c", "tool_calls": [_call("a")]}, {"role": "user", "content": "u"},
+          {"role": "tool", "tool_call_id": "a", "content": "out"}])
+@example([{"role": "assistant", "content": "c", "tool_calls": [_call("a"), _call("a")]},
+          {"role": "tool", "tool_call_id": "a", "content": "out"}])
+@example([{"content": "no role"}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant", "content": "c", "tool_calls": [_call("a")]}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant", "content": None}])
+def test_ready_next_to_the_border(messages):
+    if send.openai_ready(messages):
+        check_messages(messages, lenient=False)  # (sanitize checks no more when it is ready)
+        assert send.openai_unchanged(messages) and openai_pairs_clean(messages) and _full(messages) == []
+        counts: dict = {}
+        out = list(send.openai_messages(messages, counts))
+        assert len(out) == len(messages) and all(map(operator.is_, out, messages)) and counts == {}
 
 
 def _seeded(n=150):
