@@ -28,7 +28,7 @@ from hermesctx.record import record
 from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.wire import send
-from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
+from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, pairing_clean, target_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -603,7 +603,7 @@ def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = T
         return True
     if not checked:
         check_messages(messages)
-    return not check_pairing(messages, target)
+    return pairing_clean(messages, target)
 
 
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:

@@ -535,3 +535,15 @@ def test_sanitize_vouching_for_anthropic_gives_what_the_send_path_checking_again
         again: dict = {}
         assert fast == send.request(out, "anthropic", again) and counts == again
     assert 10 < vouched < 120
+
+
+# --- the pairing check that stops at the first problem ------------------------------------------
+
+from hermesctx.wire.rules import OPENAI, pairing_clean  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(transcripts | oa_mutated() | st.lists(AN_MESSAGE, max_size=6) | an_exchanges() | an_mutated(),
+       st.sampled_from([OPENAI, ANTHROPIC, None]))
+def test_pairing_clean_is_no_problem_found(messages, target):
+    assert pairing_clean(messages, target) == (check_pairing(messages, target) == [])
