@@ -212,6 +212,9 @@ def _taken(messages: list, fmt: str) -> bool:
     return False
 
 
+_ABSENT = object()  # (a missing key)
+
+
 def openai_ready(messages: list) -> bool:
     """:func:`openai_unchanged` and :func:`hermesctx.wire.rules.openai_pairs_clean` of
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
@@ -228,11 +231,14 @@ def openai_ready(messages: list) -> bool:
         if type(msg) is not dict:
             return False
         role = msg.get("role")
+        content = msg.get("content", _ABSENT)
+        known = 1 if content is _ABSENT else 2  # how many of its keys are plain ones seen here
         if role == "tool":
             try:
                 pending.remove(msg["tool_call_id"])
             except (KeyError, TypeError):  # no id, or none the open run has left to answer
                 return False
+            known += 1 + ("name" in msg)
         elif pending:
             return False
         elif role == "assistant":
@@ -240,7 +246,7 @@ def openai_ready(messages: list) -> bool:
                 return False
             calls = msg.get("tool_calls")
             if calls is None:
-                if not msg.get("function_call") and msg.get("content") in (None, []):
+                if not msg.get("function_call") and content in (None, [], _ABSENT):
                     return False  # (_empty_assistant, inline: one call less per turn)
             else:
                 if type(calls) is not list or not calls:
@@ -253,15 +259,15 @@ def openai_ready(messages: list) -> bool:
                     if type(call_id) is not str or call_id in pending:
                         return False
                     pending.add(call_id)
+                known += 1
         elif role == "user":
             if prev_role == "user":
                 return False
         elif type(role) is not str or not role:
             return False
         prev_role = role
-        if not plain(msg) and _internal_key(msg):
+        if len(msg) != known and not plain(msg) and _internal_key(msg):  # (all seen: no set built)
             return False
-        content = msg.get("content")
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False
     return not pending

@@ -219,7 +219,7 @@ def oa_mutated(draw):
     for _ in range(draw(st.integers(1, 2))):
         i = draw(st.integers(0, len(messages) - 1))
         msg = messages[i]
-        change = draw(st.sampled_from(["insert", "delete", "swap", "role", "id", "key", "content"]))
+        change = draw(st.sampled_from(["insert", "delete", "swap", "role", "id", "key", "content", "no content"]))
         if change == "insert":
             messages.insert(i, draw(assistant | tool | user | other | extra))
         elif change == "delete" and len(messages) > 1:
@@ -236,6 +236,8 @@ def oa_mutated(draw):
             messages[i] = {**msg, "tool_call_id": draw(IDS | st.sampled_from(["c0_0", "c0_1"]))}
         elif change == "key" and isinstance(msg, dict):
             messages[i] = {**msg, draw(st.sampled_from(["_ts", "reasoning", "audio", "function_call"])): 1}
+        elif change == "no content" and isinstance(msg, dict):
+            messages[i] = {k: v for k, v in msg.items() if k != "content"}
         elif change == "content" and isinstance(msg, dict):
             messages[i] = {**msg, "content": draw(st.sampled_from(
                 [None, [], [{"type": "text", "text": " "}], [{"type": "text", "text": "t"}], "",
@@ -252,6 +254,8 @@ def oa_mutated(draw):
 @example([{"content": "no role"}])
 @example([{"role": "user", "content": "u"}, {"role": "assistant", "content": "c", "tool_calls": [_call("a")]}])
 @example([{"role": "user", "content": "u"}, {"role": "assistant", "content": None}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant"}])
+@example([{"role": "user", "_ts": 1}])
 def test_ready_next_to_the_border(messages):
     if send.openai_ready(messages):
         check_messages(messages, lenient=False)  # (sanitize checks no more when it is ready)
