@@ -28,7 +28,7 @@ from hermesctx.record import record
 from hermesctx.stages.pairs import anthropic_blocks_apply
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.wire import send
-from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, target_of
+from hermesctx.wire.rules import ANTHROPIC, check_pairing, id_key, pairing_clean, target_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -591,19 +591,19 @@ def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
 
 
 def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = True) -> bool:
-    """Whether ``messages`` break no tool-pairing rule of ``target``. A clean OpenAI list (the
-    usual input, and the usual repair) is told in one pass with the send path's own check
-    (:func:`send.openai_ready`); when it is ``handed_on`` as the output, the send path is
-    told (:func:`send.vouch`) and does not check it again. Not yet ``checked``: the messages
+    """Whether ``messages`` break no tool-pairing rule of ``target``. A clean list (the usual
+    input, and the usual repair) is told in one pass with the send path's own check
+    (:func:`send.openai_ready`, :func:`send.anthropic_ready`); when it is ``handed_on`` as the
+    output, the send path is told (:func:`send.vouch`) and does not check it again. Not yet ``checked``: the messages
     are first checked as :func:`check_messages` does (that pass answers it too: every message
     an object with a string role)."""
-    if target != ANTHROPIC and send.openai_ready(messages):
+    if (send.anthropic_ready if target == ANTHROPIC else send.openai_ready)(messages):
         if handed_on:
-            send.vouch(messages)
+            send.vouch(messages, target)
         return True
     if not checked:
         check_messages(messages)
-    return not check_pairing(messages, target)
+    return pairing_clean(messages, target)
 
 
 def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:

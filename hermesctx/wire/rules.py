@@ -115,6 +115,20 @@ class _Sink:
         return sorted(self.problems, key=_message_index)
 
 
+class _Found(Exception):
+    pass
+
+
+class _FirstProblem(_Sink):
+    """A sink that stops the check at the first problem it is given (:class:`_Found`)."""
+
+    __slots__ = ()
+
+    def add(self, path: str, rule: str, message: str, severity: str | None = None) -> None:
+        if self.only is None or rule in self.only:
+            raise _Found
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -196,17 +210,31 @@ def check(doc: Any, target: str | None = None, *, strict: bool = False,
 def check_pairing(doc: Any, target: str | None = None, *, strict: bool = False) -> list[Problem]:
     """The tool-pairing subset of :func:`check` (``OA-TOOL-*`` / ``AN-TOOL-*``): what
     ``sanitize --check`` reports and ``sanitize`` repairs."""
-    target = target or target_of(doc)
     sink = _Sink(strict, PAIRING_RULES)
+    _pairing(doc, target, sink)
+    return sink.in_order()
+
+
+def pairing_clean(doc: Any, target: str | None = None) -> bool:
+    """Whether :func:`check_pairing` finds nothing, told at the first problem (sanitize asks
+    no more of its input and of Hermes's repair)."""
+    try:
+        _pairing(doc, target, _FirstProblem(False, PAIRING_RULES))
+    except _Found:
+        return False
+    return True
+
+
+def _pairing(doc: Any, target: str | None, sink: _Sink) -> None:
+    target = target or target_of(doc)
     messages, _ = _messages(doc)
     if messages is None:
-        return []
+        return
     if target == ANTHROPIC:
         _anthropic_pairing(messages, sink)
         _anthropic_dup_ids(messages, sink)
     elif not openai_pairs_clean(messages):
         _openai_pairing(messages, sink)
-    return sink.in_order()
 
 
 def failed(problems: list[Problem]) -> bool:
@@ -525,20 +553,19 @@ def _openai_pairing(messages: list, sink: _Sink) -> None:
             continue
         role = msg.get("role")
         if role == "tool":
-            path = f"messages[{i}]"
             if not in_run:
-                sink.add(f"{path}.role", "OA-TOOL-ORPHAN",
+                sink.add(f"messages[{i}].role", "OA-TOOL-ORPHAN",
                          "Invalid parameter: messages with role 'tool' must be a response to a "
                          "preceeding message with 'tool_calls'.")
                 continue
             cid = msg.get("tool_call_id")
             key = id_key(cid)
             if key not in expected:
-                sink.add(f"{path}.tool_call_id", "OA-TOOL-ID-MISMATCH",
+                sink.add(f"messages[{i}].tool_call_id", "OA-TOOL-ID-MISMATCH",
                          f"Invalid parameter: 'tool_call_id' of '{_show_id(cid)}' not found in "
                          "'tool_calls' of previous message.")
             elif key in answered:
-                sink.add(f"{path}.tool_call_id", "OA-TOOL-DUP-ID",
+                sink.add(f"messages[{i}].tool_call_id", "OA-TOOL-DUP-ID",
                          f"(undocumented) duplicate tool_call id: '{_show_id(cid)}' answered twice")
             else:
                 answered.add(key)

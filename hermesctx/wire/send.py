@@ -149,8 +149,7 @@ def openai_unchanged(messages: list) -> bool:
     turns to merge, every result answering a call of its turn once, nothing empty), so the
     usual clean transcript is not rebuilt. False sends the list through the full path. A list
     :func:`vouch` was told about is answered without the pass."""
-    if _vouched and _vouched[0] is messages and _vouched[1] == len(messages):
-        _vouched.clear()
+    if _taken(messages, "openai"):
         return True
     prev_role = None
     known: set = set()
@@ -190,18 +189,30 @@ def openai_unchanged(messages: list) -> bool:
     return True
 
 
-# the list a stage found ready for the wire (:func:`vouch`) and its length, until the send path
-# takes it (one slot: a batch holds one document at a time)
+# the list a stage found ready for the wire (:func:`vouch`), its length and format, until the
+# send path takes it (one slot: a batch holds one document at a time)
 _vouched: list = []
 
 
-def vouch(messages: list) -> None:
-    """Tell the send path that ``messages`` passed :func:`openai_ready` (a stage that checked
-    its input and hands that very list on, unchanged: sanitize on a clean transcript), so
-    :func:`openai_unchanged` does not check it again. Stages never mutate what they read, so the
-    answer still holds when the output is written; the slot keeps the one list (its length
-    too), is emptied when used and replaced by the next document's."""
-    _vouched[:] = [messages, len(messages)]
+def vouch(messages: list, fmt: str = "openai") -> None:
+    """Tell the send path that ``messages`` passed :func:`openai_ready` (``fmt`` ``openai``) or
+    :func:`anthropic_ready` (``anthropic``): a stage that checked its input and hands that very
+    list on, unchanged (sanitize on a clean transcript), so the send path of that format does
+    not check it again. Stages never mutate what they read, so the answer still holds when the
+    output is written; the slot keeps the one list (its length too), is emptied when used and
+    replaced by the next document's."""
+    _vouched[:] = [messages, len(messages), fmt]
+
+
+def _taken(messages: list, fmt: str) -> bool:
+    """Whether :func:`vouch` was told about ``messages`` for ``fmt`` (the slot is emptied then)."""
+    if _vouched and _vouched[0] is messages and _vouched[1] == len(messages) and _vouched[2] == fmt:
+        _vouched.clear()
+        return True
+    return False
+
+
+_ABSENT = object()  # (a missing key)
 
 
 def openai_ready(messages: list) -> bool:
@@ -214,36 +225,32 @@ def openai_ready(messages: list) -> bool:
     its distinct string ids once) every result answers a call of its turn once, so the send
     path's own result check holds too."""
     prev_role = None
-    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
+    pending: set = set()  # the open assistant's ids not answered yet
     plain = _PLAIN_KEYS.issuperset
     for msg in messages:
         if type(msg) is not dict:
             return False
         role = msg.get("role")
-        if type(role) is not str or not role:
-            return False
+        content = msg.get("content", _ABSENT)
+        known = 1 if content is _ABSENT else 2  # how many of its keys are plain ones seen here
         if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if pending is None or type(call_id) is not str or call_id not in pending:
+            try:
+                pending.remove(msg["tool_call_id"])
+            except (KeyError, TypeError):  # no id, or none the open run has left to answer
                 return False
-            pending.remove(call_id)
+            known += 1 + ("name" in msg)
         elif pending:
             return False
-        else:
-            pending = None
-            if role == prev_role and role in ("assistant", "user"):
+        elif role == "assistant":
+            if prev_role == "assistant":
                 return False
-        prev_role = role
-        if not plain(msg) and _internal_key(msg):
-            return False
-        if role == "assistant":
             calls = msg.get("tool_calls")
-            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
-                return False  # (_empty_assistant, inline: one call less per turn)
-            if calls is not None:
+            if calls is None:
+                if not msg.get("function_call") and content in (None, [], _ABSENT):
+                    return False  # (_empty_assistant, inline: one call less per turn)
+            else:
                 if type(calls) is not list or not calls:
                     return False
-                pending = set()
                 for call in calls:
                     if type(call) is not dict or "call_id" in call or "response_item_id" in call \
                             or "extra_content" in call:
@@ -252,7 +259,15 @@ def openai_ready(messages: list) -> bool:
                     if type(call_id) is not str or call_id in pending:
                         return False
                     pending.add(call_id)
-        content = msg.get("content")
+                known += 1
+        elif role == "user":
+            if prev_role == "user":
+                return False
+        elif type(role) is not str or not role:
+            return False
+        prev_role = role
+        if len(msg) != known and not plain(msg) and _internal_key(msg):  # (all seen: no set built)
+            return False
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False
     return not pending
@@ -508,8 +523,124 @@ def anthropic_request(body: Any, counts: dict | None = None) -> Any:
             system = anthropic_system(body["system"], state, counts)
             if system is not body["system"]:
                 top["system"] = _DROP if system is None else system
-    out = list(anthropic_messages(messages, counts, state))
+    if _taken(messages, "anthropic") and not state.ids:  # (a tool id in the system: walk)
+        out = messages
+    else:
+        out = list(anthropic_messages(messages, counts, state))
     return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
+
+
+_NO_ROLE = object()  # (no message has it)
+
+
+def anthropic_ready(messages: list) -> bool:
+    """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
+    whatever the request's system and tools hold, bar a tool id) and
+    :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
+    check and the send path's work on the usual clean transcript in one pass, as
+    :func:`openai_ready` for OpenAI. True only when both hold; False also for anything either
+    looks at more closely (a cache breakpoint, a key besides role and content, a role besides
+    user and assistant, empty content, a block the send path would drop or move, an id that is
+    no string, a result answering a call already answered): the caller then runs each in full.
+    Pairing: the tool_use ids of each assistant turn (consecutive same-role messages are one
+    turn), distinct and never used before, are each answered by a tool_result block in the run
+    at the front of the user turn right after it."""
+    prev_role: Any = _NO_ROLE  # (the first message starts a turn)
+    pending: set = set()  # the last assistant turn's ids not answered yet
+    used: set = set()  # every tool_use id so far, by hash (as AnthropicState keeps them)
+    leading = True  # in a user turn: no block but tool_result yet
+    for msg in messages:
+        if type(msg) is not dict or len(msg) != 2:
+            return False
+        try:
+            role, content = msg["role"], msg["content"]  # (len 2: no other key)
+        except KeyError:
+            return False
+        if role != prev_role:
+            if role == "assistant":
+                if pending:
+                    return False
+            elif role != "user":
+                return False
+            prev_role = role
+            leading = True
+        if type(content) is str:
+            if not content or content.isspace():  # (isspace: strip()'s whitespace, no copy)
+                return False
+            continue
+        if type(content) is not list or not content:
+            return False
+        if role == "assistant":
+            thinking = other = False
+            for block in content:
+                if type(block) is not dict or "cache_control" in block:
+                    return False
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if type(text) is not str or not text or text.isspace():
+                        return False
+                elif kind == "tool_use":
+                    tool_id = block.get("id")
+                    if type(tool_id) is not str:
+                        return False
+                    key = hash(tool_id)
+                    if key in used:
+                        return False
+                    used.add(key)
+                    pending.add(tool_id)
+                elif kind in _THINKING:
+                    if other or not block.get("signature" if kind == "thinking" else "data"):
+                        return False
+                    thinking = True
+                    continue
+                elif kind == "tool_result":
+                    return False
+                other = True
+            if thinking and not other:
+                return False
+            continue
+        for block in content:
+            if type(block) is not dict or "cache_control" in block:
+                return False
+            kind = block.get("type")
+            if kind == "tool_result":
+                if not leading:
+                    return False
+                try:
+                    pending.remove(block["tool_use_id"])
+                except (KeyError, TypeError):  # no call of the last assistant turn left with this id
+                    return False
+                inner = block.get("content")
+                if type(inner) is str:
+                    if inner.isspace():
+                        return False
+                elif inner is not None and (type(inner) is not list or not _inner_ready(inner)):
+                    return False
+                continue
+            leading = False
+            if kind == "text":
+                text = block.get("text")
+                if type(text) is not str or not text or text.isspace():
+                    return False
+            elif kind == "tool_use" or kind in _THINKING:
+                return False
+    return not pending
+
+
+def _inner_ready(blocks: list) -> bool:
+    """A tool_result's blocks the send path leaves as they are (no tool id, no thinking)."""
+    for block in blocks:
+        if type(block) is not dict or "cache_control" in block:
+            return False
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if type(text) is not str or not text or text.isspace():
+                return False
+        elif kind in ("tool_use", "tool_result") or kind in _THINKING:
+            return False
+    return True
 
 
 def anthropic_system(system: Any, state: AnthropicState, counts: dict) -> Any:

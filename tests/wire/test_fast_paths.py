@@ -2,7 +2,7 @@
 when the full check finds nothing (and always then, for string ids), and cache-mark's marker
 count after marking equals counting the output again."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermesctx.messages import messages_of
@@ -159,6 +159,9 @@ def test_tokens_saved_measured_on_the_differences_is_the_full_measure(pair):
 
 # --- sanitize's one pass: the pairing check and the send path's check at once ------------------
 
+import operator  # noqa: E402
+
+from hermesctx.messages import check_messages  # noqa: E402
 from hermesctx.stages.sanitize import sanitize  # noqa: E402
 from hermesctx.wire import send  # noqa: E402
 from tests.transcripts import TranscriptGen  # noqa: E402
@@ -198,6 +201,68 @@ def test_ready_is_unchanged_and_pairs_clean(messages):
     assert not ready or both
     if _plain_calls(messages):
         assert ready == both
+
+
+@st.composite
+def oa_mutated(draw):
+    """A clean transcript with one or two changes that may make it anything but clean (the
+    cases next to the border the one pass draws)."""
+    messages: list = [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}]
+    for k in range(draw(st.integers(0, 3))):
+        ids = [f"c{k}_{j}" for j in range(draw(st.integers(1, 2)))]
+        messages.append({"role": "assistant", "content": draw(st.sampled_from(["", None, "x"])),
+                         "tool_calls": [_call(i) for i in ids]})
+        messages += [{"role": "tool", "tool_call_id": i, "content": "out"} for i in draw(st.permutations(ids))]
+        messages += draw(st.sampled_from([[], [{"role": "assistant", "content": "ok"}]]))
+        messages.append({"role": "user", "content": "more"})
+    assert send.openai_ready(messages)
+    for _ in range(draw(st.integers(1, 2))):
+        i = draw(st.integers(0, len(messages) - 1))
+        msg = messages[i]
+        change = draw(st.sampled_from(["insert", "delete", "swap", "role", "id", "key", "content", "no content"]))
+        if change == "insert":
+            messages.insert(i, draw(assistant | tool | user | other | extra))
+        elif change == "delete" and len(messages) > 1:
+            del messages[i]
+        elif change == "swap" and i + 1 < len(messages):
+            messages[i], messages[i + 1] = messages[i + 1], messages[i]
+        elif change == "role" and isinstance(msg, dict):
+            messages[i] = {**msg, "role": draw(st.sampled_from(["user", "assistant", "tool", "", None, ["user"]]))}
+        elif change == "id" and isinstance(msg, dict) and msg.get("tool_calls"):
+            calls = [dict(c) for c in msg["tool_calls"]]
+            calls[draw(st.integers(0, len(calls) - 1))]["id"] = draw(IDS | st.sampled_from(["c0_0", "c0_1"]))
+            messages[i] = {**msg, "tool_calls": calls}
+        elif change == "id" and isinstance(msg, dict):
+            messages[i] = {**msg, "tool_call_id": draw(IDS | st.sampled_from(["c0_0", "c0_1"]))}
+        elif change == "key" and isinstance(msg, dict):
+            messages[i] = {**msg, draw(st.sampled_from(["_ts", "reasoning", "audio", "function_call"])): 1}
+        elif change == "no content" and isinstance(msg, dict):
+            messages[i] = {k: v for k, v in msg.items() if k != "content"}
+        elif change == "content" and isinstance(msg, dict):
+            messages[i] = {**msg, "content": draw(st.sampled_from(
+                [None, [], [{"type": "text", "text": " "}], [{"type": "text", "text": "t"}], "",
+                 [{"type": "image_url", "image_url": {}}]]))}
+    return messages
+
+
+@settings(max_examples=500, deadline=None)
+@given(oa_mutated())
+@example([{"role": "assistant", "content": "c", "tool_calls": [_call("a")]}, {"role": "user", "content": "u"},
+          {"role": "tool", "tool_call_id": "a", "content": "out"}])
+@example([{"role": "assistant", "content": "c", "tool_calls": [_call("a"), _call("a")]},
+          {"role": "tool", "tool_call_id": "a", "content": "out"}])
+@example([{"content": "no role"}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant", "content": "c", "tool_calls": [_call("a")]}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant", "content": None}])
+@example([{"role": "user", "content": "u"}, {"role": "assistant"}])
+@example([{"role": "user", "_ts": 1}])
+def test_ready_next_to_the_border(messages):
+    if send.openai_ready(messages):
+        check_messages(messages, lenient=False)  # (sanitize checks no more when it is ready)
+        assert send.openai_unchanged(messages) and openai_pairs_clean(messages) and _full(messages) == []
+        counts: dict = {}
+        out = list(send.openai_messages(messages, counts))
+        assert len(out) == len(messages) and all(map(operator.is_, out, messages)) and counts == {}
 
 
 def _seeded(n=150):
@@ -240,3 +305,249 @@ def test_sanitize_vouching_gives_what_the_send_path_checking_again_gives():
         send._vouched.clear()  # (_seeded's own sanitize vouches for its output)
         sanitize({"messages": messages}, stub=True)
         assert not send._vouched or send._vouched[0] is not messages
+
+
+# --- the Anthropic one pass: sanitize's pairing check and the send path's work at once -----------
+
+from hermesctx.wire.rules import ANTHROPIC, check_pairing  # noqa: E402
+
+AN_IDS = st.sampled_from(["t1", "t2", "t3"]) | st.sampled_from([None, 7, ["t1"]])
+AN_TEXT = st.sampled_from(["ok", "ok ", " ", "", "\u3000", 5])
+
+
+def _marked(block, mark):
+    return {**block, "cache_control": dict(MARK)} if mark and isinstance(block, dict) else block
+
+
+AN_INNER = st.builds(_marked, st.builds(lambda t: {"type": "text", "text": t}, AN_TEXT)
+                     | st.sampled_from([{"type": "image", "source": {}}, "not a block",
+                                        {"type": "tool_use", "id": "t9", "name": "n", "input": {}},
+                                        {"type": "thinking", "thinking": "t", "signature": "s"}]),
+                     st.sampled_from([False, False, True]))
+AN_BLOCK = st.builds(
+    _marked,
+    st.builds(lambda t: {"type": "text", "text": t}, AN_TEXT)
+    | st.builds(lambda s: {"type": "thinking", "thinking": "t", "signature": s}, st.sampled_from(["sig", ""]))
+    | st.builds(lambda d: {"type": "redacted_thinking", "data": d}, st.sampled_from(["d", ""]))
+    | st.builds(lambda i: {"type": "tool_use", "id": i, "name": "n", "input": {}}, AN_IDS)
+    | st.builds(lambda i, c: {"type": "tool_result", "tool_use_id": i,
+                              **({} if c == "missing" else {"content": c})},
+                AN_IDS, st.sampled_from(["missing", "out", " ", "", None, 3]) | st.lists(AN_INNER, max_size=2))
+    | st.sampled_from([{"type": "image", "source": {}}, "not a block", {"type": ["odd"]}]),
+    st.sampled_from([False] * 6 + [True]))
+AN_MESSAGE = st.builds(
+    lambda role, content, extra: {"role": role, "content": content, **extra},
+    st.sampled_from(["user", "assistant"] * 4 + ["system", None]),
+    st.lists(AN_BLOCK, max_size=3) | AN_TEXT | st.none(),
+    st.sampled_from([{}] * 8 + [{"_ts": 1}]))
+
+
+PLAIN_IDS = st.sampled_from(["t1", "t2", "u1"])
+PLAIN_BLOCK = (st.builds(lambda t: {"type": "text", "text": t}, st.sampled_from(["ok", " ", ""]))
+               | st.builds(lambda i: {"type": "tool_use", "id": i, "name": "n", "input": {}}, PLAIN_IDS)
+               | st.builds(lambda i: {"type": "tool_result", "tool_use_id": i, "content": "r"}, PLAIN_IDS))
+PLAIN_MESSAGE = st.builds(lambda role, content: {"role": role, "content": content},
+                          st.sampled_from(["user", "assistant"]),
+                          st.lists(PLAIN_BLOCK, max_size=3) | st.sampled_from(["hi", " "]))
+
+
+@st.composite
+def an_exchanges(draw, blocks=AN_BLOCK, messages=AN_MESSAGE):
+    """Mostly well-paired turns (each assistant's tool_use ids answered at the front of the
+    next user turn), with odd messages and blocks among them: both answers are met often."""
+    out: list = [{"role": "user", "content": "go"}]
+    n = 0
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            out.append(draw(messages))
+            continue
+        ids = []
+        for _ in range(draw(st.integers(0, 2))):
+            n += 1
+            ids.append(draw(st.sampled_from([f"u{n}", f"u{n}", "t1"])))
+        lead = draw(st.lists(blocks, max_size=1))
+        out.append({"role": "assistant", "content": lead + [{"type": "text", "text": "x"}]
+                    + [{"type": "tool_use", "id": i, "name": "n", "input": {}} for i in ids]})
+        results = [{"type": "tool_result", "tool_use_id": i, "content": draw(st.sampled_from(["r", [], None]))}
+                   for i in draw(st.permutations(ids))]
+        out.append({"role": "user", "content": results + draw(st.lists(blocks, max_size=1)) or "next"})
+    return out
+
+
+@st.composite
+def an_mutated(draw):
+    """A well-paired transcript with one or two changes that may make it anything but clean
+    (the cases next to the border the one pass draws)."""
+    messages: list = [{"role": "user", "content": "go"}]
+    for k in range(draw(st.integers(0, 3))):
+        ids = [f"t{k}_{j}" for j in range(draw(st.integers(0, 2)))]
+        thinking = draw(st.sampled_from([[], [], [{"type": "thinking", "thinking": "t", "signature": "s"}]]))
+        messages.append({"role": "assistant", "content": thinking + [{"type": "text", "text": "x"}]
+                         + [{"type": "tool_use", "id": i, "name": "n", "input": {}} for i in ids]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": i,
+             **draw(st.sampled_from([{}, {"content": "r"}, {"content": [{"type": "text", "text": "r"}]}]))}
+            for i in ids] + draw(st.sampled_from([[], [{"type": "text", "text": "and"}]])) or "next"})
+    assert send.anthropic_ready(messages)
+    for _ in range(draw(st.integers(1, 2))):
+        i = draw(st.integers(0, len(messages) - 1))
+        msg = messages[i]
+        content = msg["content"]
+        change = draw(st.sampled_from(["mark", "inner", "blank", "text", "insert", "reverse", "key",
+                                       "role", "content", "copy", "delete", "first"]))
+        if change in ("mark", "inner", "blank", "text") and isinstance(content, list) and content:
+            j = draw(st.integers(0, len(content) - 1))
+            content[j] = {"mark": lambda b: _marked(b, True),
+                          "inner": lambda b: {**b, "content": draw(st.lists(AN_INNER, min_size=1, max_size=2))},
+                          "blank": lambda b: {**b, "content": " "},
+                          "text": lambda b: {**b, "text": draw(AN_TEXT)}}[change](content[j])
+        elif change == "insert" and isinstance(content, list):
+            content.insert(draw(st.integers(0, len(content))), draw(AN_BLOCK))
+        elif change == "reverse" and isinstance(content, list):
+            content.reverse()
+        elif change == "first" and isinstance(content, list):
+            del content[1:]
+        elif change == "key":
+            messages[i] = {**msg, draw(st.sampled_from(["_ts", "name", "cache_control"])): 1}
+        elif change == "role":
+            messages[i] = {**msg, "role": draw(st.sampled_from(["user", "assistant", "system", None]))}
+        elif change == "content":
+            messages[i] = {**msg, "content": draw(st.lists(AN_BLOCK, max_size=1) | AN_TEXT | st.none())}
+        elif change == "copy":
+            messages.insert(i, draw(st.sampled_from([msg, draw(AN_MESSAGE)])))
+        elif change == "delete" and len(messages) > 1:
+            del messages[i]
+    return messages
+
+
+def _request_unchanged(messages, marks: int) -> bool:
+    """Whether the Anthropic send path gives a body with these messages back as it is, with
+    ``marks`` cache breakpoints already taken by the tools."""
+    body = {"model": "m", "system": "s", "messages": messages,
+            "tools": [{"name": f"x{k}", "cache_control": dict(MARK)} for k in range(marks)]}
+    counts: dict = {}
+    return send.anthropic_request(body, counts) is body and counts == {}
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(AN_MESSAGE, max_size=6) | an_exchanges(), st.integers(0, 4))
+@example([{"role": None, "content": "ok"}], 0)
+def test_anthropic_ready_is_unchanged_and_pairs_clean(messages, marks):
+    if send.anthropic_ready(messages):
+        check_messages(messages, lenient=False)  # (raises on a message sanitize refuses)
+        assert check_pairing(messages, ANTHROPIC) == []
+        assert _request_unchanged(messages, marks)
+
+
+def _plain_block(block, role) -> bool:
+    kind = block["type"]
+    return (kind == "text" or (kind == "tool_use" and role == "assistant")
+            or (kind == "tool_result" and role == "user" and block.get("content") in ("r", [], None)))
+
+
+@settings(max_examples=600, deadline=None)
+@given(an_mutated())
+@example([{"role": "user", "content": "go"},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [
+              {"type": "text", "text": "r", "cache_control": dict(MARK)}]}]}])
+def test_anthropic_ready_next_to_the_border(messages):
+    """The same, on changes to a clean transcript, with the 4 cache breakpoints taken (so any
+    breakpoint in the messages is one the send path drops)."""
+    if send.anthropic_ready(messages):
+        check_messages(messages, lenient=False)
+        assert check_pairing(messages, ANTHROPIC) == []
+        assert _request_unchanged(messages, 4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(an_exchanges(PLAIN_BLOCK, PLAIN_MESSAGE))
+def test_anthropic_ready_answers_the_plain_cases(messages):
+    """Without odd blocks (text, a tool_use in an assistant message, a tool_result with text
+    or no content in a user message) the one pass decides every case but a call answered twice."""
+    if all(isinstance(m["content"], str) or all(_plain_block(b, m["role"]) for b in m["content"])
+           for m in messages):
+        results = [b["tool_use_id"] for m in messages if isinstance(m["content"], list)
+                   for b in m["content"] if b["type"] == "tool_result"]
+        if len(results) == len(set(results)):
+            clean = not check_pairing(messages, ANTHROPIC) and _request_unchanged(messages, 0)
+            assert send.anthropic_ready(messages) == clean
+
+
+def test_anthropic_ready_on_a_clean_transcript_with_thinking():
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"},
+                                          {"type": "redacted_thinking", "data": "d"},
+                                          {"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a",
+                                      "content": [{"type": "text", "text": "r"}, {"type": "image", "source": {}}]},
+                                     {"type": "text", "text": "and"}]},
+        {"role": "assistant", "content": "done"},
+    ]
+    assert send.anthropic_ready(messages)
+    moved = [messages[0], {"role": "assistant", "content": messages[1]["content"][::-1]}, *messages[2:]]
+    assert not send.anthropic_ready(moved)  # (thinking after a tool_use: the send path moves it)
+
+
+def test_anthropic_vouch_is_taken_by_the_anthropic_send_path_only():
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]}]
+    twice = [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]
+    assert send.anthropic_ready(twice)  # (one Anthropic turn; OpenAI merges the two)
+    send.vouch(twice, ANTHROPIC)
+    assert not send.openai_unchanged(twice) and send._vouched  # (an OpenAI check is no use of it)
+    send.vouch(messages, ANTHROPIC)
+    # a tool_use id in the system: the messages are walked (the id is renumbered), vouched or not
+    body = {"system": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}], "messages": messages}
+    counts: dict = {}
+    out = send.request(body, "anthropic", counts)
+    assert out["messages"][1]["content"][0]["id"] == "a_2" and counts == {send.RENUMBERED: 1}
+    assert not send._vouched
+
+
+def _an_bodies(n):
+    import random
+
+    for seed in range(n):
+        rng = random.Random(seed)
+        body = {"model": "m", "system": "s", "messages": [{"role": "user", "content": "go"}]}
+        k = 0
+        for _ in range(rng.randint(1, 5)):
+            ids = [f"t{k + j}" if rng.random() > 0.1 else "t0" for j in range(rng.randint(0, 3))]
+            k += 3
+            body["messages"].append({"role": "assistant", "content": [{"type": "text", "text": rng.choice(["x", " "])}]
+                                     + [{"type": "tool_use", "id": i, "name": "n", "input": {}} for i in ids]})
+            rng.shuffle(ids)
+            kept = ids[:len(ids) - (rng.random() < 0.2)]
+            body["messages"].append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": i,
+                                                                  "content": "r"} for i in kept] or "ok"})
+        yield body
+
+
+def test_sanitize_vouching_for_anthropic_gives_what_the_send_path_checking_again_gives():
+    vouched = 0
+    for body in _an_bodies(120):
+        out, report = sanitize(body)
+        if send._vouched:
+            vouched += 1
+            assert send._vouched[0] is out["messages"] and send._vouched[2] == ANTHROPIC
+        counts: dict = {}
+        fast = send.request(out, "anthropic", counts)
+        assert not send._vouched
+        again: dict = {}
+        assert fast == send.request(out, "anthropic", again) and counts == again
+    assert 10 < vouched < 120
+
+
+# --- the pairing check that stops at the first problem ------------------------------------------
+
+from hermesctx.wire.rules import OPENAI, pairing_clean  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(transcripts | oa_mutated() | st.lists(AN_MESSAGE, max_size=6) | an_exchanges() | an_mutated(),
+       st.sampled_from([OPENAI, ANTHROPIC, None]))
+def test_pairing_clean_is_no_problem_found(messages, target):
+    assert pairing_clean(messages, target) == (check_pairing(messages, target) == [])
