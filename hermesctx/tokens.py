@@ -154,6 +154,10 @@ def repr_len(text: str) -> int:
     (double quotes when it holds a ' and no "), doubles backslashes and the escaped quote, writes
     tab, newline and carriage return as two characters, keeps every other printable character
     and escapes the rest (that rare case is measured by printing it)."""
+    # (the ASCII case is most of what prune's report line costs. Measured and left: counting
+    # the six characters by deleting each with bytes.replace (memchr) and checking orjson's
+    # escaped length for other control characters; half the translate's instructions but ~30 %
+    # more CPU time, a call per occurrence. len(text.encode("unicode_escape")): ~50 % more.)
     if text.isascii():  # the usual tool output: one copy and one C pass over its bytes
         kept = text.encode("ascii").translate(None, _UNREMARKABLE)
         if not kept:
