@@ -888,12 +888,16 @@ def _turns(messages: list) -> list[tuple[Any, list[int]]]:
     return turns
 
 
-def _blocks(messages: list, indexes: list[int]):
-    """``(message index, block index, block)`` of the dict blocks of these messages."""
+def _blocks(messages: list, indexes: list[int], *, texts: bool = False):
+    """``(message index, block index, block)`` of the dict blocks of these messages; with
+    ``texts``, ``(i, None, None)`` for a message whose content is a non-empty string too (in the
+    turn the API joins, it is a text block where it stands)."""
     for i in indexes:
         msg = messages[i]
         content = msg.get("content") if isinstance(msg, dict) else None
-        if isinstance(content, list):
+        if texts and isinstance(content, str) and content:
+            yield i, None, None
+        elif isinstance(content, list):
             for j, block in enumerate(content):
                 if isinstance(block, dict):
                     yield i, j, block
@@ -907,8 +911,8 @@ def _anthropic_pairing(messages: list, sink: _Sink) -> None:
             answered: set = set()
             leading = True  # still in the leading run of tool_result blocks
             late = False
-            for i, j, block in _blocks(messages, indexes):
-                if block.get("type") != "tool_result":
+            for i, j, block in _blocks(messages, indexes, texts=True):
+                if block is None or block.get("type") != "tool_result":
                     leading = False
                     continue
                 key = id_key(block.get("tool_use_id"))

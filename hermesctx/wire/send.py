@@ -567,6 +567,7 @@ def anthropic_ready(messages: list) -> bool:
         if type(content) is str:
             if not content or content.isspace():  # (isspace: strip()'s whitespace, no copy)
                 return False
+            leading = False  # (a text block of the turn the API joins: results after it are late)
             continue
         if type(content) is not list or not content:
             return False

@@ -137,6 +137,22 @@ def test_rule_fails_and_passes(rule):
     assert passing == [] or rule == "OA-CACHE-MAX4"
 
 
+def test_a_text_message_before_the_results_of_a_turn_makes_them_late():
+    """The API joins consecutive user messages into one turn, where a message of plain text is a
+    text block: results after it are not at the start (AN-TOOL-RESULT-FIRST). The one-pass
+    check agrees, and sanitize moves the results first."""
+    from hermesctx.wire.send import anthropic_ready
+
+    late = an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": "wait"}, A_RES)
+    assert [p.rule for p in check(late, AN)] == ["AN-TOOL-RESULT-FIRST"]
+    assert anthropic_ready(late["messages"]) is False
+    fixed, report = sanitize(late)
+    assert report["repair"] == "positional" and check(fixed, AN) == []
+    assert fixed["messages"][-1]["content"] == [result("t1"), text("wait")]
+    in_time = an({"role": "user", "content": "q"}, A_USE, A_RES, {"role": "user", "content": "wait"})
+    assert check(in_time, AN) == [] and anthropic_ready(in_time["messages"]) is True
+
+
 def test_messages_carry_the_real_index_and_ids():
     found = check(oa(USER, ASK, TOOL_A), OA)
     assert [(p.path, p.message) for p in found] == [(
