@@ -2,7 +2,7 @@
 against ``hermesctx estimate --jsonl batch.jsonl`` over their concatenation (issue 19's target:
 within 1.5x), for the exact method (the default) and ``--method rough``.
 
-    python bench/files.py                 # 1,000 files, best of 3 runs each
+    python bench/files.py                 # 1,000 files, best of 5 runs each
     python bench/files.py --files 200 --repeat 5
 
 Writes the transcripts into bench/data/files-<N>/ and their concatenation as one JSONL batch
@@ -70,7 +70,7 @@ def write_data(folder: str, count: int, seed: int) -> tuple[list[str], str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="CPU time of each run (default; see bench/startup.py) or wall time")

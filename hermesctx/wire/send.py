@@ -574,14 +574,10 @@ def anthropic_ready(messages: list) -> bool:
         if role == "assistant":
             thinking = other = False
             for block in content:
-                if type(block) is not dict or "cache_control" in block:
+                kind = _kept_kind(block)
+                if kind is None:
                     return False
-                kind = block.get("type")
-                if kind == "text":
-                    text = block.get("text")
-                    if type(text) is not str or not text or text.isspace():
-                        return False
-                elif kind == "tool_use":
+                if kind == "tool_use":
                     tool_id = block.get("id")
                     if type(tool_id) is not str:
                         return False
@@ -602,9 +598,9 @@ def anthropic_ready(messages: list) -> bool:
                 return False
             continue
         for block in content:
-            if type(block) is not dict or "cache_control" in block:
+            kind = _kept_kind(block)
+            if kind is None:
                 return False
-            kind = block.get("type")
             if kind == "tool_result":
                 if not leading:
                     return False
@@ -620,26 +616,29 @@ def anthropic_ready(messages: list) -> bool:
                     return False
                 continue
             leading = False
-            if kind == "text":
-                text = block.get("text")
-                if type(text) is not str or not text or text.isspace():
-                    return False
-            elif kind == "tool_use" or kind in _THINKING:
+            if kind == "tool_use" or kind in _THINKING:
                 return False
     return not pending
+
+
+def _kept_kind(block: Any) -> Any:
+    """A block's type when the send path keeps the block as it is, as far as the block alone
+    says (an object without a cache breakpoint, typed, a text not blank), else None."""
+    if type(block) is not dict or "cache_control" in block:
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        if type(text) is not str or not text or text.isspace():
+            return None
+    return kind
 
 
 def _inner_ready(blocks: list) -> bool:
     """A tool_result's blocks the send path leaves as they are (no tool id, no thinking)."""
     for block in blocks:
-        if type(block) is not dict or "cache_control" in block:
-            return False
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if type(text) is not str or not text or text.isspace():
-                return False
-        elif kind in ("tool_use", "tool_result") or kind in _THINKING:
+        kind = _kept_kind(block)
+        if kind is None or kind in ("tool_use", "tool_result") or kind in _THINKING:
             return False
     return True
 
