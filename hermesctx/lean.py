@@ -2,7 +2,8 @@
 :func:`contextmanager` (contextlib, with collections and functools, ~2 ms of a ~11 ms bare
 interpreter start), :func:`cache` (functools) and :func:`import_module` (importlib). Same behaviour for what hermesctx uses them
 for (the tests run them beside the originals); :mod:`hermesctx.record` and
-:mod:`hermesctx.lazyre` do the same for dataclasses and re."""
+:mod:`hermesctx.lazyre` do the same for dataclasses and re. :class:`deferring` keeps a
+dependency's import from loading a module it only uses later (orjson's of inspect)."""
 
 from __future__ import annotations
 

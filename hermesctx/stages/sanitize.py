@@ -594,9 +594,9 @@ def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = T
     """Whether ``messages`` break no tool-pairing rule of ``target``. A clean list (the usual
     input, and the usual repair) is told in one pass with the send path's own check
     (:func:`send.openai_ready`, :func:`send.anthropic_ready`); when it is ``handed_on`` as the
-    output, the send path is told (:func:`send.vouch`) and does not check it again. Not yet ``checked``: the messages
-    are first checked as :func:`check_messages` does (that pass answers it too: every message
-    an object with a string role)."""
+    output, the send path is told (:func:`send.vouch`) and does not check it again. Not yet
+    ``checked``: the messages are first checked as :func:`check_messages` does (that pass
+    answers it too: every message an object with a string role)."""
     if (send.anthropic_ready if target == ANTHROPIC else send.openai_ready)(messages):
         if handed_on:
             send.vouch(messages, target)
