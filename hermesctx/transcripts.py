@@ -10,6 +10,7 @@ modes (:func:`report_problems`). No click here: the command line only parses opt
 
 from __future__ import annotations
 
+import io as _stdio
 import os
 import sys
 
@@ -49,11 +50,15 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         yield jsonio.decompressed(env.stdin)
         return
     try:
-        _tune_for(os.stat(path).st_size)
-        handle = open(path, "rb", buffering=_READ_BUFFER)
+        raw = open(path, "rb", buffering=0)
+        try:
+            _tune_for(os.fstat(raw.fileno()).st_size)  # (the open file's: no second path lookup)
+        except OSError:
+            raw.close()
+            raise
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
-    with handle:
+    with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)

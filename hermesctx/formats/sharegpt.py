@@ -42,10 +42,11 @@ def detect(doc: Any) -> bool:
 def is_records(value: Any, *, loose: bool = False) -> bool:
     """A JSON array of ShareGPT records (every one with ``conversations``; ``loose``: objects,
     at least one of them a record), read as a batch of transcripts."""
-    if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
+    if not isinstance(value, list) or not value:
         return False
-    test = any if loose else all
-    return test(detect(r) for r in value)
+    if loose:
+        return all(isinstance(r, dict) for r in value) and any(detect(r) for r in value)
+    return all(detect(r) for r in value)  # (a record is an object: a chat list ends at its first item)
 
 
 def read(doc: dict, lost: dict) -> dict:
