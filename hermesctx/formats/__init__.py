@@ -60,6 +60,8 @@ FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
 LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
+_SOURCES = frozenset((AUTO, *FORMATS))  # what --from takes
+_LOG_SOURCES = frozenset((AUTO, *LOG_FORMATS))  # what may be a session log
 
 
 def module(name: str) -> ModuleType:
@@ -297,13 +299,13 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
     """Look at the first line of ``stream``: a :class:`LogStream` when it is a session log (or
     ``source`` says so), else a stream of the same bytes for :func:`jsonio.read_documents` (None
     when ``jsonl`` is false: the stream is untouched)."""
-    if source not in (AUTO, *FORMATS):
+    if source not in _SOURCES:
         raise UsageError(f"unknown format {source!r}", hint=f"one of auto, {', '.join(FORMATS)}")
     if jsonl is False:
         if source in LOG_FORMATS:
             raise UsageError(f"a {source} session log is JSON Lines: drop --no-jsonl")
         return None
-    if source not in (AUTO, *LOG_FORMATS):
+    if source not in _LOG_SOURCES:
         return Rest([], stream)
     start = tell(stream)
     head, first = jsonio.first_line(stream)
