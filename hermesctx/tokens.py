@@ -242,18 +242,26 @@ def rough_saved(before: list, after: list) -> int:
     the difference of the two :func:`rough_messages`."""
     if len(before) != len(after):
         return rough_messages(before) - rough_messages(after)
+    chars, images = saved_sizes(before, after)
+    return chars // 4 + IMAGE_TOKENS * images
+
+
+def saved_sizes(before: list, after: list) -> tuple[int, int]:
+    """The printed characters and the images a stage's rewrites removed from a list of the same
+    length (``after[i] is before[i]`` where it changed nothing): :func:`saved_size` summed over
+    the messages it replaced."""
     chars = images = 0
     for old, new in zip(before, after):
         if old is not new:
             size = saved_size(old, new)
             chars += size[0]
             images += size[1]
-    return chars // 4 + IMAGE_TOKENS * images
+    return chars, images
 
 
 def saved_size(old: Any, new: Any) -> tuple[int, int]:
     """``message_size(old) - message_size(new)``, item by item: the printed characters and
-    the images that rewriting one message removed (what :func:`rough_saved` sums)."""
+    the images that rewriting one message removed (what :func:`saved_sizes` sums)."""
     if imageless(old) and imageless(new):
         return printed_diff(old, new), 0  # (both sides: printed_len, no image)
     was, now = message_size(old), message_size(new)

@@ -356,11 +356,9 @@ def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -
 
     report["pruned"] = report["deduplicated"] + report["stubbed"]
     if saved is not None:  # (a turn may lose several blocks: each rewritten turn measured once)
-        for old, new in zip(messages, result):
-            if old is not new:
-                chars, images = tokens.saved_size(old, new)
-                saved[0] += chars
-                saved[1] += images
+        chars, images = tokens.saved_sizes(messages, result)
+        saved[0] += chars
+        saved[1] += images
     return result, report
 
 
