@@ -97,9 +97,18 @@ class Document:
     index: int  # 0-based position in the stream
     line: int | None  # 1-based line number for JSON Lines input, None for a single document
     raw: bytes | None = None  # the bytes it was parsed from, when asked for (``keep_raw``)
+    file: str | None = None  # the FILE it was read from, when a command reads several
 
     @property
     def where(self) -> str | None:
+        """Where it was read, for messages: ``line 3``, ``b.jsonl: line 3``, ``a.json``."""
+        place = self.place
+        if self.file is None:
+            return place
+        return f"{self.file}: {place}" if place else self.file
+
+    @property
+    def place(self) -> str | None:
         return f"line {self.line}" if self.line is not None else None
 
 
@@ -282,7 +291,7 @@ def _dumps(value: Any, pretty: bool) -> bytes:
 dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without importing json
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def decompressed(stream: BinaryIO) -> BinaryIO:
@@ -297,7 +306,7 @@ def decompressed(stream: BinaryIO) -> BinaryIO:
         head = peek(2)[:2]
     except (OSError, ValueError):
         return stream
-    if head != _GZIP_MAGIC:
+    if head != GZIP_MAGIC:
         return stream
     return _stdio.BufferedReader(_Gunzip(stream), 1 << 20)  # type: ignore[return-value]
 

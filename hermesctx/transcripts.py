@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io as _stdio
 import os
+import stat
 import sys
 
 from hermesctx import jsonio
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     Paths = str | Sequence[str]
 
 _READ_BUFFER = 4 << 20  # long JSONL lines (transcripts of 100s of KB) split ~2x faster than through 1 MiB
+# a regular file up to this size is read with one read(2), not through a buffered reader (which
+# costs five more system calls: a shell glob of 1,000 small transcripts in one call pays it 1,000 times)
+_SMALL_FILE = 256 << 10
 
 
 @contextmanager
@@ -50,18 +54,55 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         yield jsonio.decompressed(env.stdin)
         return
     try:
-        raw = open(path, "rb", buffering=0)
+        fd = os.open(path, os.O_RDONLY)
         try:
-            _tune_for(os.fstat(raw.fileno()).st_size)  # (the open file's: no second path lookup)
+            info = os.fstat(fd)  # (the open file's: no second path lookup)
+            _tune_for(info.st_size)
+            if info.st_size <= _SMALL_FILE and env.progress is None and stat.S_ISREG(info.st_mode):
+                data = _read_all(fd, info.st_size)
+                os.close(fd)
+                small = _small_file(data, path)
+            else:
+                small, raw = None, open(fd, "rb", buffering=0)  # (refuses a directory)
         except OSError:
-            raw.close()
+            os.close(fd)
             raise
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
+    if small is not None:
+        yield small
+        return
     with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The bytes of a regular file of ``size`` bytes: one read(2) when it has that size still
+    (asked one byte more, it gives exactly ``size`` only at the end), else up to an empty read
+    (a file that grew or shrank since, or whose size says nothing, as in /proc)."""
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _small_file(data: bytes, path: str) -> BinaryIO:
+    """A small file read at once, as a stream of its bytes named as the file is (gzip too)."""
+    stream = _Named(data, path)
+    return jsonio.decompressed(stream) if data[:2] == jsonio.GZIP_MAGIC else stream
+
+
+class _Named(_stdio.BytesIO):
+    """Bytes read from the file ``name`` (a session log finds its subagent files beside it)."""
+
+    def __init__(self, data: bytes, name: str):
+        super().__init__(data)
+        self.name = name
 
 
 def _tune_for(size: int) -> None:
@@ -86,22 +127,11 @@ def paths_of(path: Paths) -> list[str]:
     return paths
 
 
-class InFile:
-    """A document read from one of several FILE arguments: the same document, whose
-    location names its file (``b.jsonl: line 3``)."""
-
-    __slots__ = ("_doc", "file")
-
-    def __init__(self, doc: jsonio.Document, file: str):
-        self._doc, self.file = doc, file
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._doc, name)
-
-    @property
-    def where(self) -> str:
-        inner = self._doc.where
-        return f"{self.file}: {inner}" if inner else self.file
+def from_file(docs: Iterable[jsonio.Document], file: str) -> Iterator[jsonio.Document]:
+    """The documents of one of several FILE arguments, located by its name (``b.jsonl: line 3``)."""
+    for doc in docs:
+        doc.file = file
+        yield doc
 
 
 def documents(env: Env, path: Paths, jsonl: bool | None, *,
@@ -116,7 +146,8 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
         for one in paths:
             try:
                 for doc in documents(env, one, jsonl, keep_raw=keep_raw, source=source, **format_kwargs):
-                    yield InFile(doc, one)
+                    doc.file = one
+                    yield doc
             except HermesctxError as err:  # raised while reading (not by the consumer)
                 if not (err.where or "").startswith(f"{one}: "):
                     err.located(one)
@@ -211,7 +242,7 @@ class ReportSink:
             report = redact_strings(report)
             if doc.line is not None:
                 report = {"line": doc.line, **report}
-            if isinstance(doc, InFile):
+            if doc.file is not None:
                 report = {"file": doc.file, **report}
             if self._json_to_stderr:
                 self.env.stderr.write(jsonio.dumps(report).decode("utf-8"))

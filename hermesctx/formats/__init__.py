@@ -90,7 +90,7 @@ class FormatDocument(jsonio.Document):
     record: int | None = None  # 1-based, for the records of a JSON array read as a batch
 
     @property
-    def where(self) -> str | None:
+    def place(self) -> str | None:
         line = f"line {self.line}" if self.line is not None else None
         if self.record is None:
             return line

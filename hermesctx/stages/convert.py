@@ -128,7 +128,7 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
     one transcript, written as it is read) in ``target``'s format on stdout; what the target
     cannot hold on stderr."""
     from hermesctx import jsonio
-    from hermesctx.transcripts import InFile, ReportSink, located, open_input, paths_of
+    from hermesctx.transcripts import ReportSink, from_file, located, open_input, paths_of
     from hermesctx.wire import send
 
     env = ctx.env
@@ -146,7 +146,7 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                 docs = formats.documents(opened if opened is not None else stream, source=source,
                                          jsonl=jsonl, convert_documents=False)
                 if len(paths) > 1:
-                    docs = (InFile(doc, one) for doc in docs)
+                    docs = from_file(docs, one)
                 for doc, (out, rep) in located(docs, lambda doc: _convert_read(doc, target)):
                     out = send.request(out, target, rep.setdefault("wire", {}))
                     env.stdout.write(jsonio.dumps(out, pretty=pretty))

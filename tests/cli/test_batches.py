@@ -1,9 +1,10 @@
 """Batches: several FILE arguments in one process, --keep-going / --skip-bad."""
 
 import json
+import os
 
 import pytest
-from conftest import EXAMPLES, invoke
+from conftest import EXAMPLES, FIXTURES, invoke
 
 BAD = b'[{"role":"user","content":"x"}]\n{bad\n[{"role":"user","content":"y"}]\n{"nope": 1}\n'
 
@@ -86,3 +87,56 @@ def test_progress_line_on_a_terminal(tmp_path, command):
 def test_estimate_check_names_the_line():
     r = invoke(["estimate", "--check", "--method", "rough", "--context-length", "8000", str(EXAMPLES / "batch.jsonl")])
     assert r.status == 1 and "line 1: 5,240 prompt tokens reach the compression threshold of 4,000" in r.stderr
+
+
+# --- how a FILE is read: a small regular file at once, a larger one through a buffered reader ---
+
+@pytest.mark.parametrize("path", [EXAMPLES / "coding-session.json", EXAMPLES / "batch.jsonl",
+                                  FIXTURES / "formats" / "claude-code-session.jsonl",
+                                  FIXTURES / "formats" / "codex-rollout.jsonl"])
+@pytest.mark.parametrize("command", [["prune"], ["estimate", "--method", "rough"], ["convert"]])
+def test_a_file_read_at_once_or_streamed_gives_the_same(monkeypatch, path, command):
+    from hermesctx import transcripts
+
+    path = str(path)
+    at_once = invoke(["-q", *command, path])
+    monkeypatch.setattr(transcripts, "_SMALL_FILE", -1)  # every file through the buffered reader
+    streamed = invoke(["-q", *command, path])
+    assert at_once.status == streamed.status == 0, at_once.stderr
+    assert at_once.stdout == streamed.stdout and at_once.stderr == streamed.stderr
+
+
+@pytest.mark.parametrize("told", [-1, 0, 1, 5, 200, 10**6])
+def test_a_small_file_whose_size_changed_is_read_whole(tmp_path, told):
+    from hermesctx.transcripts import _read_all
+
+    path = tmp_path / "t.json"
+    data = bytes(range(256)) * 40
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = len(data) + told if told < 10**6 else 0  # grown, shrunk, or a size that says nothing
+        assert _read_all(fd, max(size, 0)) == data
+    finally:
+        os.close(fd)
+
+
+def test_a_file_in_proc_is_read_to_its_end():
+    from hermesctx.context import Env
+    from hermesctx.transcripts import open_input
+
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("no /proc")
+    assert os.stat("/proc/self/status").st_size == 0  # what makes it a case: its size says nothing
+    with open_input(Env(None, None, None), "/proc/self/status") as stream:
+        assert b"\nPid:" in stream.read()
+
+
+def test_a_directory_is_one_line_naming_it(tmp_path):
+    from hermesctx.context import Env
+    from hermesctx.errors import FileIOError
+    from hermesctx.transcripts import open_input
+
+    with pytest.raises(FileIOError, match=f"cannot read {tmp_path}: Is a directory"):
+        with open_input(Env(None, None, None), str(tmp_path)):
+            pass
