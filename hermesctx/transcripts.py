@@ -92,17 +92,11 @@ def _read_all(fd: int, size: int) -> bytes:
 
 
 def _small_file(data: bytes, path: str) -> BinaryIO:
-    """A small file read at once, as a stream of its bytes named as the file is (gzip too)."""
-    stream = _Named(data, path)
+    """A small file read at once, as a stream of its bytes named as the file is (a session log
+    finds its subagent files beside it); gzip too."""
+    stream = _stdio.BytesIO(data)
+    stream.name = path
     return jsonio.decompressed(stream) if data[:2] == jsonio.GZIP_MAGIC else stream
-
-
-class _Named(_stdio.BytesIO):
-    """Bytes read from the file ``name`` (a session log finds its subagent files beside it)."""
-
-    def __init__(self, data: bytes, name: str):
-        super().__init__(data)
-        self.name = name
 
 
 def _tune_for(size: int) -> None:
@@ -138,38 +132,37 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
               keep_raw: bool = False, source: str | None = None,
               target: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
     """The documents of one input, or of several FILE arguments one after the other (each
-    located by its file name). ``source=None``: plain JSON / JSON Lines as always. With a
-    format name (``auto`` included) see :func:`format_documents` (``target`` is for the
-    writer: ignored here)."""
+    located by its file name: ``b.jsonl: line 3``). ``source=None``: plain JSON / JSON Lines
+    as always. With a format name (``auto`` included) see :func:`format_documents`
+    (``target`` is for the writer: ignored here)."""
     paths = paths_of(path)
-    if len(paths) > 1:
-        for one in paths:
-            try:
-                for doc in documents(env, one, jsonl, keep_raw=keep_raw, source=source, **format_kwargs):
-                    doc.file = one
+    several = len(paths) > 1
+    for one in paths:
+        file = one if several else None
+        try:
+            if source is not None:
+                yield from format_documents(env, one, jsonl, keep_raw=keep_raw, source=source, file=file,
+                                            **format_kwargs)
+                continue
+            with open_input(env, one) as stream:
+                for doc in jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw):
+                    doc.file = file
                     yield doc
-            except HermesctxError as err:  # raised while reading (not by the consumer)
-                if not (err.where or "").startswith(f"{one}: "):
-                    err.located(one)
-                raise
-        return
-    path = paths[0]
-    if source is not None:
-        yield from format_documents(env, path, jsonl, keep_raw=keep_raw, source=source,
-                                    **format_kwargs)
-        return
-    with open_input(env, path) as stream:
-        yield from jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw)
+        except HermesctxError as err:  # raised while reading (not by the consumer)
+            if several and not (err.where or "").startswith(f"{one}: "):
+                err.located(one)
+            raise
 
 
 def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool = False,
                      source: str = "auto", include_sidechains: bool = False,
-                     all_segments: bool = False,
-                     convert_documents: bool = True) -> Iterator[jsonio.Document]:
+                     all_segments: bool = False, convert_documents: bool = True,
+                     file: str | None = None) -> Iterator[jsonio.Document]:
     """Documents in any format :mod:`hermesctx.formats` reads: a Claude Code / Codex session
     log (one file, one transcript, folded event by event), Responses items or ShareGPT become
     OpenAI messages; OpenAI and Anthropic bodies pass through. Each has ``.info`` (the format
-    read, what was lost, usage recorded in a log)."""
+    read, what was lost, usage recorded in a log) and ``.file`` (``file``: one of several FILE
+    arguments, named in its warnings)."""
     from hermesctx import formats
 
     with open_input(env, path) as stream:
@@ -177,6 +170,7 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
                 stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
                 include_sidechains=include_sidechains, all_segments=all_segments,
                 convert_documents=convert_documents, warn=env.warn):
+            doc.file = file
             if convert_documents:
                 for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
                     env.warn(f"{doc.where}: {line}" if doc.where else line)

@@ -101,6 +101,8 @@ class FormatDocument(jsonio.Document):
 
 def detect_line(value: Any) -> str | None:
     """The log format a first JSONL line belongs to, or None (a document / batch line)."""
+    if not isinstance(value, dict):  # (a log's events are objects)
+        return None
     for name in LOG_FORMATS:
         if MODULES[name].detect(value):
             return name

@@ -140,3 +140,13 @@ def test_a_directory_is_one_line_naming_it(tmp_path):
     with pytest.raises(FileIOError, match=f"cannot read {tmp_path}: Is a directory"):
         with open_input(Env(None, None, None), str(tmp_path)):
             pass
+
+
+def test_a_warning_while_reading_several_files_names_the_file(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path in (a, b):
+        path.write_text('{"history": [{"role": "user", "content": "x"}], "meta": 1}\n')
+    r = invoke(["estimate", "--method", "rough", str(a), str(b)])
+    assert r.status == 0, r.stderr
+    for path in (a, b):  # each its own warning (one text for both would be said once)
+        assert f"warning: {path}: line 1: keys beside the 'history' messages (meta)" in r.stderr
