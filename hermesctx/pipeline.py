@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 
-from hermesctx.errors import UsageError
+from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.record import record
 
 TYPE_CHECKING = False
@@ -208,8 +208,10 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     ok = False
     try:
         if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
-            results = (item for one in paths_of(path)
-                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt))
+            paths = paths_of(path)
+            results = (item for one in paths
+                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt,
+                                             one if len(paths) > 1 else None))
         else:
             results = _sequential(env, path, jsonl, stages, fmt)
         for doc, out, reports in results:
@@ -227,15 +229,21 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     return count
 
 
-def _sequential(env, path, jsonl, stages, fmt, stream=None):
-    """``(doc, output, reports)`` for every document, one after the other in this process."""
+def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None):
+    """``(doc, output, reports)`` for every document, one after the other in this process
+    (``stream``: the input, read already; ``file``: the name its documents carry)."""
     from hermesctx import formats
-    from hermesctx.transcripts import documents, located, write_back
+    from hermesctx.transcripts import documents, located, warn_lost, write_back
 
-    docs = (documents(env, path, jsonl, **fmt) if stream is None else
-            formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=env.warn,
-                                   include_sidechains=fmt["include_sidechains"],
-                                   all_segments=fmt["all_segments"]))
+    def read(stream):
+        for doc in formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=env.warn,
+                                          include_sidechains=fmt["include_sidechains"],
+                                          all_segments=fmt["all_segments"]):
+            doc.file = file
+            warn_lost(env, doc)
+            yield doc
+
+    docs = documents(env, path, jsonl, file=file, **fmt) if stream is None else read(stream)
 
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
@@ -273,7 +281,18 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
     return one
 
 
-def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
+def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None):
+    """``(doc, output, reports)`` for every document of one input, a JSON Lines batch shared
+    out line by line to ``jobs`` workers (``file``: the name its documents and errors carry)."""
+    from hermesctx.transcripts import in_file
+
+    try:
+        yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file)
+    except HermesctxError as err:
+        raise (in_file(err, file) if file is not None else err) from None
+
+
+def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):
     import io
 
     from hermesctx import jsonio
@@ -285,14 +304,14 @@ def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
     first = next(lines) if lines is not None else None
     if first is None or first == "log":  # one document: nothing to share out
         if first == "log":
-            yield from _sequential(env, path, jsonl, stages, fmt, stream=next(lines))
+            yield from _sequential(env, path, jsonl, stages, fmt, stream=next(lines), file=file)
             return
         if lines is not None:
             raw = next(lines)
         else:
             with open_input(env, path) as stream:
                 raw = stream.read()
-        yield from _sequential(env, path, jsonl, stages, fmt, stream=io.BytesIO(raw))
+        yield from _sequential(env, path, jsonl, stages, fmt, stream=io.BytesIO(raw), file=file)
         return
 
     def items():
@@ -302,6 +321,7 @@ def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt):
     args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"])
     results = ordered_map(worker, args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
     for index, (line_no, raw_out, reports, lost) in enumerate(results):
+        doc = jsonio.Document(None, index, line_no, None, file)
         for line in lost:
-            env.warn(f"line {line_no}: {line}")
-        yield jsonio.Document(None, index, line_no), raw_out, reports
+            env.warn(f"{doc.where}: {line}")
+        yield doc, raw_out, reports

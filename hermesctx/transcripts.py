@@ -129,16 +129,18 @@ def from_file(docs: Iterable[jsonio.Document], file: str) -> Iterator[jsonio.Doc
 
 
 def documents(env: Env, path: Paths, jsonl: bool | None, *,
-              keep_raw: bool = False, source: str | None = None,
-              target: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
+              keep_raw: bool = False, source: str | None = None, target: str | None = None,
+              file: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:
     """The documents of one input, or of several FILE arguments one after the other (each
-    located by its file name: ``b.jsonl: line 3``). ``source=None``: plain JSON / JSON Lines
+    located by its file name: ``b.jsonl: line 3``; ``file``: the name one input's documents
+    carry, a FILE of several read one at a time). ``source=None``: plain JSON / JSON Lines
     as always. With a format name (``auto`` included) see :func:`format_documents`
     (``target`` is for the writer: ignored here)."""
     paths = paths_of(path)
     several = len(paths) > 1
     for one in paths:
-        file = one if several else None
+        if several:
+            file = one
         try:
             if source is not None:
                 yield from format_documents(env, one, jsonl, keep_raw=keep_raw, source=source, file=file,
@@ -149,9 +151,16 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
                     doc.file = file
                     yield doc
         except HermesctxError as err:  # raised while reading (not by the consumer)
-            if several and not (err.where or "").startswith(f"{one}: "):
-                err.located(one)
+            if file is not None:
+                in_file(err, file)
             raise
+
+
+def in_file(err: HermesctxError, file: str) -> HermesctxError:
+    """``err`` located in ``file`` (once: an error located by its document names it already)."""
+    if err.where != file and not (err.where or "").startswith(f"{file}: "):
+        err.located(file)
+    return err
 
 
 def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool = False,
@@ -172,9 +181,16 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
                 convert_documents=convert_documents, warn=env.warn):
             doc.file = file
             if convert_documents:
-                for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
-                    env.warn(f"{doc.where}: {line}" if doc.where else line)
+                warn_lost(env, doc)
             yield doc
+
+
+def warn_lost(env: Env, doc: jsonio.Document) -> None:
+    """A warning per kind of what reading ``doc`` into OpenAI messages left out."""
+    from hermesctx import formats
+
+    for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
+        env.warn(f"{doc.where}: {line}" if doc.where else line)
 
 
 def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
@@ -328,15 +344,16 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
                                describe=describe, emit=emit, in_place=False, backup=False, jsonl=jsonl,
                                formats=formats)
         for one in paths if per_file else ():
-            if keep_going is not None and len(paths) > 1:
-                keep_going.file = one
+            name = one if len(paths) > 1 else None  # what its documents, errors and warnings name
+            if keep_going is not None:
+                keep_going.file = name
             try:
                 count += _transform(env, one, fn, sink, pretty=pretty, describe=describe, emit=emit,
                                     in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
-                                    keep_going=keep_going)
+                                    keep_going=keep_going, file=name)
             except HermesctxError as err:
-                if len(paths) > 1:
-                    err.located(one)
+                if name is not None:
+                    in_file(err, name)
                 raise
         ok = True
     finally:
@@ -347,32 +364,32 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
 
 def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty: bool, describe, emit: bool,
                in_place: bool, backup: bool, jsonl: bool | None, formats: dict | None,
-               keep_going: KeepGoing | None = None) -> int:
+               keep_going: KeepGoing | None = None, file: str | None = None) -> int:
     out = _InPlace(path) if in_place else None
     stdout = out.handle if out else env.stdout
     count = 0
     ok = False
     target = (formats or {}).get("target")
     records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
-    docs = (documents(env, path, jsonl, **(formats or {})) if keep_going is None
+    docs = (documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
             else keep_going.documents(env, path, jsonl, formats or {}))
     try:
         for doc in docs:
             try:
                 if isinstance(doc, _Bad):
                     raise doc.error
+                if emit and in_place and count == 0 and formats:
+                    _same_format(doc, target)
                 try:
                     result, rep = fn(doc.data)
-                except HermesctxError as err:
+                    if emit:
+                        wire: dict = {}
+                        result = write_back(env, doc, result, target, wire)
+                        if wire and isinstance(rep, dict):
+                            rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
+                        data = jsonio.dumps(result, pretty=pretty)
+                except HermesctxError as err:  # (the stage's, or the send path's)
                     raise (err.located(doc.where) if doc.where else err) from None
-                if emit:
-                    if in_place and count == 0 and formats:
-                        _same_format(doc, target)
-                    wire: dict = {}
-                    result = write_back(env, doc, result, target, wire)
-                    if wire and isinstance(rep, dict):
-                        rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
-                    data = jsonio.dumps(result, pretty=pretty)
             except HermesctxError as err:
                 if keep_going is None or doc.raw is None:
                     raise
@@ -446,7 +463,7 @@ class KeepGoing:
         lines = raw_lines(env, path, jsonl, source == "auto") if jsonl is not False else None
         first = next(lines, None) if lines is not None else None
         if first is None or first == "log":
-            yield from documents(env, path, jsonl, keep_raw=True, **formats)
+            yield from documents(env, path, jsonl, keep_raw=True, file=self.file, **formats)
             return
         index = 0
         for line_no, raw in _chain(first, lines):
@@ -456,17 +473,18 @@ class KeepGoing:
             except HermesctxError as err:
                 yield _Bad(err.located(f"line {line_no}"), raw)
                 continue
-            doc = jsonio.Document(data, index, line_no, raw)
+            doc = jsonio.Document(data, index, line_no, raw, self.file)
             if info is not None:
                 doc.info = info  # what write_back needs to write it in its own format
+                warn_lost(env, doc)
             yield doc
             index += 1
 
     def failed(self, env: Env, err: HermesctxError, raw: bytes, stdout) -> None:
         self.failures += 1
-        text = str(err).replace("\n", " ")
         if self.file is not None:
-            text = f"{self.file}: {text}"
+            in_file(err, self.file)
+        text = str(err).replace("\n", " ")
         env.stderr.write(f"hermesctx: error: {text} ({'written unchanged' if self.mode == 'pass' else 'skipped'})\n")
         env.stderr.flush()
         if self.mode == "pass" and stdout is not None:

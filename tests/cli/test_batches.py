@@ -150,3 +150,48 @@ def test_a_warning_while_reading_several_files_names_the_file(tmp_path):
     assert r.status == 0, r.stderr
     for path in (a, b):  # each its own warning (one text for both would be said once)
         assert f"warning: {path}: line 1: keys beside the 'history' messages (meta)" in r.stderr
+
+
+# --- every line said about one of several files names the file, in each way they are read ---
+
+CONTAINER = '{"history": [{"role": "user", "content": "x"}], "meta": 1}\n'
+LOST = "keys beside the 'history' messages (meta)"
+EMPTIED = '[{"role": "user", "content": "x"}]\n[{"role": "tool", "tool_call_id": "zz", "content": "x"}]\n'
+
+
+@pytest.mark.parametrize("args", [["prune"], ["prune", "--in-place"], ["prune", "--keep-going"],
+                                  ["run", "--pipeline", "prune"], ["run", "--pipeline", "prune", "--jobs", "2"]])
+def test_warnings_and_reports_name_their_file(tmp_path, args):
+    files = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for path in files:
+        path.write_text(CONTAINER * 2)
+    r = invoke([*args, *map(str, files)])
+    assert r.status == 0, r.stderr
+    for path in files:
+        for line in (1, 2):
+            assert f"warning: {path}: line {line}: {LOST}" in r.stderr
+            assert f"\n{path}: line {line}: " in "\n" + r.stderr.replace("hermesctx: warning: ", "")
+
+
+@pytest.mark.parametrize("args", [["sanitize"], ["sanitize", "--in-place"],
+                                  ["run", "--pipeline", "sanitize"], ["run", "--pipeline", "sanitize", "--jobs", "2"]])
+def test_a_send_path_refusal_names_its_file_and_line(tmp_path, args):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text('[{"role": "user", "content": "x"}]\n')
+    b.write_text(EMPTIED)
+    r = invoke([*args, str(a), str(b)])
+    assert r.status == 3
+    assert r.stderr.count(str(b)) == 2  # the report line of line 1, then the error, named once
+    assert f"error: {b}: line 2: no message to send" in r.stderr
+    alone = invoke([*args, str(b)])
+    assert "error: line 2: no message to send" in alone.stderr
+
+
+def test_keep_going_names_each_file_once(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(BAD)
+    b.write_text(EMPTIED)
+    r = invoke(["sanitize", "--keep-going", str(a), str(b)])
+    assert r.status == 3
+    assert f"error: {a}: line 2: not JSON" in r.stderr
+    assert f"error: {b}: line 2: no message to send" in r.stderr and f"{b}: {b}" not in r.stderr
