@@ -365,7 +365,7 @@ def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -
 # --- entry points -----------------------------------------------------------------------
 
 def prune_messages(messages: list, *, protect_tail_count: int,
-                   protect_tail_tokens: int | None = None, fmt: str | None = None) -> tuple[list, dict]:
+                   protect_tail_tokens: int | None = None) -> tuple[list, dict]:
     """Prune a message list; ``(new_list, report)``. Report keys: ``pruned`` (Hermes's count:
     deduplicated + stubbed), ``deduplicated``, ``stubbed``, ``args_truncated``, ``boundary``
     (first protected index) and ``changes`` (one entry per rewritten message or block)."""
@@ -383,7 +383,7 @@ def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | 
     # The OpenAI passes (exactly Hermes: they touch only `tool` messages and `tool_calls`), or
     # in an Anthropic transcript, which has neither (the OpenAI passes would change nothing),
     # the same rules on its blocks (Hermes prunes none) with a tail estimate that sees inside
-    # them. ``fmt`` is accepted for compatibility and not needed.
+    # them.
     if anthropic_blocks_apply(messages):
         boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
         result, report = _prune_anthropic(messages, boundary, saved)

@@ -534,12 +534,12 @@ def _both(openai_pass, messages: list, stub: bool) -> tuple[list, dict]:
     return out, report
 
 
-def strip_orphans(messages: list, fmt: str | None = None) -> tuple[list, dict]:
+def strip_orphans(messages: list) -> tuple[list, dict]:
     """Hermes ``_sanitize_tool_pairs`` (plus Anthropic blocks): ``(new_list, report)``."""
     return _both(_strip_openai, messages, False)
 
 
-def stub_orphans(messages: list, fmt: str | None = None) -> tuple[list, dict]:
+def stub_orphans(messages: list) -> tuple[list, dict]:
     """Hermes ``sanitize_api_messages`` (plus Anthropic blocks): ``(new_list, report)``."""
     return _both(_stub_openai, messages, True)
 
@@ -549,7 +549,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def find_problems(messages: list, fmt: str | None = None) -> list[dict]:
+def find_problems(messages: list) -> list[dict]:
     """Every orphan by Hermes's own set-based matching, in message order: ``{"index", "kind",
     "id", "message"}`` (what a Hermes repair removes; ``sanitize --check`` reports the
     positional rules instead, :func:`hermesctx.wire.rules.check_pairing`).
