@@ -233,10 +233,10 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None):
     """``(doc, output, reports)`` for every document, one after the other in this process
     (``stream``: the input, read already; ``file``: the name its documents carry)."""
     from hermesctx import formats
-    from hermesctx.transcripts import documents, located, warn_lost, write_back
+    from hermesctx.transcripts import documents, located, warn_lost, warner, write_back
 
     def read(stream):
-        for doc in formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=env.warn,
+        for doc in formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=warner(env, file),
                                           include_sidechains=fmt["include_sidechains"],
                                           all_segments=fmt["all_segments"]):
             doc.file = file

@@ -121,8 +121,9 @@ def paths_of(path: Paths) -> list[str]:
     return paths
 
 
-def from_file(docs: Iterable[jsonio.Document], file: str) -> Iterator[jsonio.Document]:
-    """The documents of one of several FILE arguments, located by its name (``b.jsonl: line 3``)."""
+def from_file(docs: Iterable[jsonio.Document], file: str | None) -> Iterator[jsonio.Document]:
+    """The documents of one of several FILE arguments, located by its name (``b.jsonl: line 3``;
+    None: the only input, named by line alone)."""
     for doc in docs:
         doc.file = file
         yield doc
@@ -178,11 +179,18 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
         for doc in formats.read_documents(
                 stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
                 include_sidechains=include_sidechains, all_segments=all_segments,
-                convert_documents=convert_documents, warn=env.warn):
+                convert_documents=convert_documents, warn=warner(env, file)):
             doc.file = file
             if convert_documents:
                 warn_lost(env, doc)
             yield doc
+
+
+def warner(env: Env, file: str | None) -> Callable[[str], None]:
+    """``env.warn`` for what a reader says of ``file`` (one of several FILEs: named first)."""
+    if file is None:
+        return env.warn
+    return lambda message: env.warn(f"{file}: {message}")
 
 
 def warn_lost(env: Env, doc: jsonio.Document) -> None:

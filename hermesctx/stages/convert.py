@@ -128,8 +128,8 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
     one transcript, written as it is read) in ``target``'s format on stdout; what the target
     cannot hold on stderr."""
     from hermesctx import jsonio
-    from hermesctx.transcripts import ReportSink, from_file, located, open_input, paths_of
-    from hermesctx.wire import send
+    from hermesctx.errors import HermesctxError
+    from hermesctx.transcripts import ReportSink, from_file, in_file, located, open_input, paths_of, warner
 
     env = ctx.env
     sink = ReportSink(env, report)
@@ -137,41 +137,45 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
     try:
         paths = paths_of(path)
         for one in paths:
-            with open_input(env, one) as stream:
-                opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=env.warn,
-                                          include_sidechains=include_sidechains, all_segments=all_segments)
-                if isinstance(opened, formats.LogStream):
-                    _convert_log(env, sink, opened, target, verbose, pretty)
-                    continue
-                docs = formats.documents(opened if opened is not None else stream, source=source,
-                                         jsonl=jsonl, convert_documents=False)
-                if len(paths) > 1:
-                    docs = from_file(docs, one)
-                for doc, (out, rep) in located(docs, lambda doc: _convert_read(doc, target)):
-                    out = send.request(out, target, rep.setdefault("wire", {}))
-                    env.stdout.write(jsonio.dumps(out, pretty=pretty))
-                    _tell(env, sink, doc, rep, verbose)
+            name = one if len(paths) > 1 else None  # what its documents, errors and warnings name
+            try:
+                with open_input(env, one) as stream:
+                    opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=warner(env, name),
+                                              include_sidechains=include_sidechains, all_segments=all_segments)
+                    if isinstance(opened, formats.LogStream):
+                        _convert_log(env, sink, opened, target, verbose, pretty, name)
+                        continue
+                    docs = formats.documents(opened if opened is not None else stream, source=source,
+                                             jsonl=jsonl, convert_documents=False)
+                    for doc, (out, rep) in located(from_file(docs, name), lambda doc: _convert_read(doc, target)):
+                        env.stdout.write(jsonio.dumps(out, pretty=pretty))
+                        _tell(env, sink, doc, rep, verbose)
+            except HermesctxError as err:
+                raise (in_file(err, name) if name is not None else err) from None
         ok = True
     finally:
         sink.close(ok)
 
 
 def _convert_read(doc, target: str) -> tuple[Any, dict]:
-    """One document read by :func:`formats.documents`, converted; what reading it left out
-    counted with what the target cannot hold."""
+    """One document read by :func:`formats.documents`, converted and as it goes on the wire;
+    what reading it left out counted with what the target cannot hold."""
+    from hermesctx.wire import send
+
     out, rep = convert(doc.data, source=doc.info["format"], target=target)
     for what, n in doc.info["lost"].items():
         rep["lost"][what] = rep["lost"].get(what, 0) + n
-    return out, rep
+    return send.request(out, target, rep.setdefault("wire", {})), rep
 
 
-def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool) -> None:
+def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool,
+                 file: str | None = None) -> None:
     import itertools
 
     from hermesctx import jsonio
 
     if verbose:
-        env.info(f"read as {log.format}")
+        env.info(f"{file}: read as {log.format}" if file else f"read as {log.format}")
     counts, lost = Counts(), {}
     wire: dict = {}
     messages = log.messages()
@@ -185,7 +189,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     rep = counts.report(log.format, target, lost)
     rep.update((key, info[key]) for key in _LOG_KEYS if key in info)
     rep["wire"] = wire
-    _tell(env, sink, jsonio.Document(None, 0, None), rep, verbose)
+    _tell(env, sink, jsonio.Document(None, 0, None, None, file), rep, verbose)
 
 
 def _tell(env, sink, doc, rep: dict, verbose: bool) -> None:

@@ -195,3 +195,28 @@ def test_keep_going_names_each_file_once(tmp_path):
     assert r.status == 3
     assert f"error: {a}: line 2: not JSON" in r.stderr
     assert f"error: {b}: line 2: no message to send" in r.stderr and f"{b}: {b}" not in r.stderr
+
+
+def test_convert_names_the_file_of_a_bad_line(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.jsonl"
+    a.write_text(CONTAINER)
+    b.write_bytes(BAD)
+    r = invoke(["convert", str(a), str(b)])
+    assert r.status == 3 and f"error: {b}: line 2: not JSON" in r.stderr
+    b.write_text(EMPTIED)
+    r = invoke(["convert", str(a), str(b)])
+    assert r.status == 3 and f"error: {b}: line 2: no message is left that an API accepts" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["estimate", "--method", "rough"], ["prune"], ["convert", "-v"],
+                                  ["run", "--pipeline", "prune", "--jobs", "2"]])
+def test_what_a_log_reader_says_names_its_file(tmp_path, args):
+    files = [tmp_path / "one.jsonl", tmp_path / "two.jsonl"]
+    for path in files:
+        path.write_bytes((FIXTURES / "formats" / "codex-rollout.jsonl").read_bytes())
+    r = invoke([*args, *map(str, files)])
+    assert r.status == 0, r.stderr
+    for path in files:
+        assert f"warning: {path}: line 24: skipped lines of unknown type" in r.stderr
+        if "-v" in args:
+            assert f"{path}: read as codex" in r.stderr
