@@ -81,9 +81,10 @@ def cache(func):
 
 def import_module(name: str):
     """The module ``name`` (absolute), imported if it is not yet, as
-    :func:`importlib.import_module` gives it."""
+    :func:`importlib.import_module` gives it: a module another thread is still importing (in
+    ``sys.modules`` already, half run) is waited for, as the import statement waits for it."""
     module = sys.modules.get(name)
-    if module is None:
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
         __import__(name)
         module = sys.modules[name]
     return module

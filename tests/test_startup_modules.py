@@ -178,3 +178,31 @@ def test_deferring_leaves_an_imported_module_alone():
         assert sys.modules["json"] is json
         assert type(sys.modules["hermesctx_no_such_module"]).__name__ == "_Deferred"
     assert "hermesctx_no_such_module" not in sys.modules
+
+
+def test_lean_import_module_waits_for_a_module_another_thread_is_importing(tmp_path, monkeypatch):
+    """Four trajectory threads asked for the extractive summarizer at once: one got the module
+    another was still running, without its class (a summary failed in ~1 of 8 runs)."""
+    import threading
+
+    from hermesctx.lean import import_module
+
+    (tmp_path / "half_run_module.py").write_text(
+        "import threading, time\n"
+        "import builtins; builtins._half_run_started.set()\n"
+        "time.sleep(0.3)\n"
+        "DONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import builtins
+
+    builtins._half_run_started = threading.Event()
+    first = threading.Thread(target=import_module, args=("half_run_module",))
+    try:
+        first.start()
+        assert builtins._half_run_started.wait(5)  # the first thread is inside the module now
+        module = import_module("half_run_module")
+        assert getattr(module, "DONE", None) is True  # (before the first thread is joined)
+    finally:
+        first.join()
+        del builtins._half_run_started
+        sys.modules.pop("half_run_module", None)
