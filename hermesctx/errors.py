@@ -45,6 +45,12 @@ class UpstreamError(HermesctxError):
 
 
 class FileIOError(HermesctxError):
-    """A file the command must read or write could not be."""
+    """A file the command must read or write could not be (``path``: the file, which the
+    message names)."""
 
     status = ExitStatus.IO_ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None, where: str | None = None,
+                 path: str | None = None):
+        super().__init__(message, hint=hint, where=where)
+        self.path = path

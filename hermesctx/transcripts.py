@@ -68,7 +68,7 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             os.close(fd)
             raise
     except OSError as exc:
-        raise FileIOError(f"cannot read {path}: {exc.strerror}") from None
+        raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if small is not None:
         yield small
         return
@@ -157,9 +157,27 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
             raise
 
 
+def entries(env: Env, path: Paths) -> Iterator[tuple[Any, str]]:
+    """``(value, where)`` for the entries of a JSON Lines dataset read as Hermes reads one
+    (:func:`jsonio.read_entries`: a line that is not JSON is skipped with a warning), of one
+    input or of several FILEs one after the other (``b.jsonl: line 3``)."""
+    paths = paths_of(path)
+    several = len(paths) > 1
+    for one in paths:
+        file = one if several else None
+        try:
+            with open_input(env, one) as stream:
+                for value, where in jsonio.read_entries(stream, warner(env, file)):
+                    yield value, (f"{one}: {where}" if several else where)
+        except HermesctxError as err:
+            raise (in_file(err, one) if several else err) from None
+
+
 def in_file(err: HermesctxError, file: str) -> HermesctxError:
-    """``err`` located in ``file`` (once: an error located by its document names it already)."""
-    if err.where != file and not (err.where or "").startswith(f"{file}: "):
+    """``err`` located in ``file`` (once: an error located by its document, or one that says
+    the file cannot be read, names it already)."""
+    if (err.where != file and not (err.where or "").startswith(f"{file}: ")
+            and getattr(err, "path", None) != file):
         err.located(file)
     return err
 

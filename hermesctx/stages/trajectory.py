@@ -578,10 +578,11 @@ def roles(value: str) -> tuple[str, ...]:
     return found
 
 
-def run(options: Options, ctx, stream) -> None:
-    """``hermesctx trajectory``: every entry of ``stream`` (JSON Lines, or one pretty-printed
-    document) compressed to the budget, written in input order on stdout as soon as it is
-    ready; the aggregate metrics on stderr or in ``metrics_path``."""
+def run(options: Options, ctx, entries: Iterable[tuple[Any, str]]) -> None:
+    """``hermesctx trajectory``: every entry (``(value, where)``, as
+    :func:`hermesctx.transcripts.entries` reads them) compressed to the budget, written in input
+    order on stdout as soon as it is ready; the aggregate metrics on stderr or in
+    ``metrics_path``."""
     from contextlib import closing
 
     from hermesctx import jsonio
@@ -613,7 +614,7 @@ def run(options: Options, ctx, stream) -> None:
     aggregate.start()
     progress = env.stderr_isatty and not env.quiet
     done = 0
-    with closing(compress_stream(jsonio.read_entries(stream, env.warn), config=config, count=count,
+    with closing(compress_stream(entries, config=config, count=count,
                                  summarizer=engine, concurrency=options.concurrency,
                                  aggregate=aggregate)) as outcomes:
         for outcome in outcomes:

@@ -220,3 +220,26 @@ def test_what_a_log_reader_says_names_its_file(tmp_path, args):
         assert f"warning: {path}: line 24: skipped lines of unknown type" in r.stderr
         if "-v" in args:
             assert f"{path}: read as codex" in r.stderr
+
+
+def test_trajectory_reads_several_files_as_their_concatenation(tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    data = (EXAMPLES / "trajectories.jsonl").read_bytes()
+    one.write_bytes(data)
+    two.write_bytes(data + b"{bad\n")
+    both = invoke(["trajectory", "--target-max-tokens", "300", str(one), str(two)])
+    alone = invoke(["trajectory", "--target-max-tokens", "300"], data)
+    assert both.status == alone.status == 0, both.stderr
+    assert both.stdout == alone.stdout * 2
+    bad_line = len(data.splitlines()) + 1
+    assert f"warning: {two}: line {bad_line}: not JSON" in both.stderr
+    metrics = json.loads(both.stderr.strip().splitlines()[-1])
+    assert metrics["summary"]["total_trajectories"] == 2 * json.loads(alone.stderr)["summary"]["total_trajectories"]
+
+
+def test_a_missing_file_among_several_is_named_once(tmp_path):
+    missing = tmp_path / "missing.json"
+    for args in (["prune"], ["trajectory"], ["convert"], ["run", "--pipeline", "prune", "--jobs", "2"]):
+        r = invoke([*args, str(EXAMPLES / "coding-session.json"), str(missing)])
+        assert r.status == 5, (args, r.stderr)
+        assert r.stderr.strip().splitlines()[-1] == f"hermesctx: error: cannot read {missing}: No such file or directory"

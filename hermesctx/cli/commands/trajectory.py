@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from hermesctx.cli.runner import click_command, get_context, options_from
 from hermesctx.stages import trajectory as stage
-from hermesctx.transcripts import open_input
+from hermesctx.transcripts import entries
 
 
 def body(input, config_path, **params):
@@ -10,8 +10,7 @@ def body(input, config_path, **params):
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
     ctx = get_context(config_path)
     options = options_from(stage.Options, params)
-    with open_input(ctx.env, input) as stream:
-        stage.run(options, ctx, stream)
+    stage.run(options, ctx, entries(ctx.env, input))
 
 
 def declare():
@@ -22,7 +21,7 @@ def declare():
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @click.argument("input", default="-", metavar="[FILE]",
+    @click.argument("input", nargs=-1, metavar="[FILE]...",
                     type=click.Path(dir_okay=False, allow_dash=True))
     @stage_options(stage.Options)
     @config_options
@@ -31,6 +30,7 @@ def declare():
         to a token budget, the way Hermes's TrajectoryCompressor does.
 
         A pretty-printed JSON file is read as one document: an array of entries, or one entry.
+        Several FILEs are read one after the other, their aggregate metrics taken together.
 
         Each trajectory over --target-max-tokens has its middle turns (after the first system,
         human, gpt and tool turns, before the last --protect-last-turns) replaced by one human turn
