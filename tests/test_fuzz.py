@@ -178,6 +178,12 @@ def test_hostile_bytes(spec, raw):
     _check(spec.split() + extra, raw, transform=transform)
 
 
+def test_a_document_cache_mark_refuses_says_only_why():
+    """Found by the fuzz profile: the send path's warning came before the refusal."""
+    r = _check(["cache-mark", "--lenient"], b'[null, {"_": null}]', transform=True)
+    assert r.status == 3 and r.stderr.count("\n") == 1
+
+
 def _mixed(doc) -> bool:
     """OpenAI tool messages/calls beside Anthropic tool blocks. Hermes repairs only the OpenAI
     side of such a transcript; once that side is gone a second pass sees an Anthropic transcript

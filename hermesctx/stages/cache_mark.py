@@ -467,13 +467,13 @@ def build(options: Options, ctx):
         # sends), never on a message or block the send path then drops
         wire: dict = {}
         doc = send.request(doc, detect_format(doc), wire)
-        for line in send.describe(wire):
-            ctx.env.warn(line)
         own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
         # the exact cached-prefix size is for the JSON reports; the line on stderr needs to
         # know only whether the prefix is under the model's minimum
         out, rep = cache_mark(doc, ttl=ttl, native=bool(options.native), strategy=strategy,
                               model=options.model or own, exact_prefix=ctx.json_reports)
+        for line in send.describe(wire):  # (after: a document cache-mark refuses says only why)
+            ctx.env.warn(line)
         return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
 
     return run
