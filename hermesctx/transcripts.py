@@ -58,37 +58,27 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         try:
             info = os.fstat(fd)  # (the open file's: no second path lookup)
             _tune_for(info.st_size)
+            data = None
             if info.st_size <= _SMALL_FILE and env.progress is None and stat.S_ISREG(info.st_mode):
-                data = _read_all(fd, info.st_size)
-                os.close(fd)
-                small = _small_file(data, path)
-            else:
-                small, raw = None, open(fd, "rb", buffering=0)  # (refuses a directory)
+                data = os.read(fd, info.st_size + 1)  # a byte more: all of it gives just its size
+                if len(data) != info.st_size:  # it grew or shrank since, or its size says nothing
+                    data = None                # (/proc): read as a stream, from the start
+                    os.lseek(fd, 0, os.SEEK_SET)
+            raw = open(fd, "rb", buffering=0) if data is None else None  # (refuses a directory)
         except OSError:
             os.close(fd)
             raise
+        if data is not None:
+            os.close(fd)
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
-    if small is not None:
-        yield small
+    if data is not None:
+        yield _small_file(data, path)
         return
     with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
-
-
-def _read_all(fd: int, size: int) -> bytes:
-    """The bytes of a regular file of ``size`` bytes: one read(2) when it has that size still
-    (asked one byte more, it gives exactly ``size`` only at the end), else up to an empty read
-    (a file that grew or shrank since, or whose size says nothing, as in /proc)."""
-    data = os.read(fd, size + 1)
-    if len(data) == size:
-        return data
-    chunks = [data]
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _small_file(data: bytes, path: str) -> BinaryIO:
