@@ -398,11 +398,11 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                     _same_format(doc, target)
                 try:
                     result, rep = fn(doc.data)
-                    if emit:
-                        wire: dict = {}
+                    if emit:  # (what the stage's own send path changed is said with the rest)
+                        wire: dict = dict(rep.get("wire") or {}) if isinstance(rep, dict) else {}
                         result = write_back(env, doc, result, target, wire)
-                        if wire and isinstance(rep, dict):
-                            rep = {**rep, "wire": {**(rep.get("wire") or {}), **wire}}
+                        if wire:
+                            rep = {**rep, "wire": wire}
                         data = jsonio.dumps(result, pretty=pretty)
                 except HermesctxError as err:  # (the stage's, or the send path's)
                     raise (err.located(doc.where) if doc.where else err) from None

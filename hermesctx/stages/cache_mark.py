@@ -464,7 +464,8 @@ def build(options: Options, ctx):
         from hermesctx.wire import send
 
         # the breakpoints go on the request as it is sent (as Hermes marks the messages it
-        # sends), never on a message or block the send path then drops
+        # sends), never on a message or block the send path then drops; what that changed is
+        # the report's "wire" (warned, with the document's line, where the output is written)
         wire: dict = {}
         doc = send.request(doc, detect_format(doc), wire)
         own = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
@@ -472,8 +473,6 @@ def build(options: Options, ctx):
         # know only whether the prefix is under the model's minimum
         out, rep = cache_mark(doc, ttl=ttl, native=bool(options.native), strategy=strategy,
                               model=options.model or own, exact_prefix=ctx.json_reports)
-        for line in send.describe(wire):  # (after: a document cache-mark refuses says only why)
-            ctx.env.warn(line)
         return out, ({**rep, "wire": wire} if wire and isinstance(rep, dict) else rep)
 
     return run

@@ -247,3 +247,16 @@ def test_a_missing_file_among_several_is_named_once(tmp_path):
         r = invoke([*args, str(EXAMPLES / "coding-session.json"), str(missing)])
         assert r.status == 5, (args, r.stderr)
         assert r.stderr.strip().splitlines()[-1] == f"hermesctx: error: cannot read {missing}: No such file or directory"
+
+
+def test_what_cache_marks_send_path_changed_is_warned_with_its_line(tmp_path):
+    batch = tmp_path / "k.jsonl"
+    batch.write_text('[{"role": "user", "content": "x", "_k": 1}]\n[{"role": "user", "content": "y", "_k": 2}]\n')
+    r = invoke(["cache-mark", str(batch)])
+    assert r.status == 0, r.stderr
+    assert [line for line in r.stderr.splitlines() if "warning" in line] == [
+        "hermesctx: warning: line 1: wire: internal keys removed: 1",
+        "hermesctx: warning: line 2: wire: internal keys removed: 1"]
+    report = invoke(["cache-mark", "--report", "-", str(batch)])
+    assert [json.loads(line)["wire"] for line in report.stderr.splitlines() if line.startswith("{")] == [
+        {"internal keys removed": 1}] * 2
