@@ -289,7 +289,7 @@ def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None):
     try:
         yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file)
     except HermesctxError as err:
-        raise (in_file(err, file) if file is not None else err) from None
+        raise in_file(err, file) from None
 
 
 def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):

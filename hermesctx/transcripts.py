@@ -142,8 +142,7 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
                     doc.file = file
                     yield doc
         except HermesctxError as err:  # raised while reading (not by the consumer)
-            if file is not None:
-                in_file(err, file)
+            in_file(err, file)
             raise
 
 
@@ -160,13 +159,13 @@ def entries(env: Env, path: Paths) -> Iterator[tuple[Any, str]]:
                 for value, where in jsonio.read_entries(stream, warner(env, file)):
                     yield value, (f"{one}: {where}" if several else where)
         except HermesctxError as err:
-            raise (in_file(err, one) if several else err) from None
+            raise in_file(err, file) from None
 
 
-def in_file(err: HermesctxError, file: str) -> HermesctxError:
+def in_file(err: HermesctxError, file: str | None) -> HermesctxError:
     """``err`` located in ``file`` (once: an error located by its document, or one that says
-    the file cannot be read, names it already)."""
-    if (err.where != file and not (err.where or "").startswith(f"{file}: ")
+    the file cannot be read, names it already; None, the only input: as it is)."""
+    if (file is not None and err.where != file and not (err.where or "").startswith(f"{file}: ")
             and getattr(err, "path", None) != file):
         err.located(file)
     return err
@@ -368,8 +367,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
                                     in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
                                     keep_going=keep_going, file=name)
             except HermesctxError as err:
-                if name is not None:
-                    in_file(err, name)
+                in_file(err, name)
                 raise
         ok = True
     finally:
@@ -498,9 +496,7 @@ class KeepGoing:
 
     def failed(self, env: Env, err: HermesctxError, raw: bytes, stdout) -> None:
         self.failures += 1
-        if self.file is not None:
-            in_file(err, self.file)
-        text = str(err).replace("\n", " ")
+        text = str(in_file(err, self.file)).replace("\n", " ")
         env.stderr.write(f"hermesctx: error: {text} ({'written unchanged' if self.mode == 'pass' else 'skipped'})\n")
         env.stderr.flush()
         if self.mode == "pass" and stdout is not None:

@@ -151,7 +151,7 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                         env.stdout.write(jsonio.dumps(out, pretty=pretty))
                         _tell(env, sink, doc, rep, verbose)
             except HermesctxError as err:
-                raise (in_file(err, name) if name is not None else err) from None
+                raise in_file(err, name) from None
         ok = True
     finally:
         sink.close(ok)
