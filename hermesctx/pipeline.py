@@ -232,18 +232,11 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
 def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None):
     """``(doc, output, reports)`` for every document, one after the other in this process
     (``stream``: the input, read already; ``file``: the name its documents carry)."""
-    from hermesctx import formats
-    from hermesctx.transcripts import documents, located, warn_lost, warner, write_back
+    from hermesctx.transcripts import documents, format_stream, located, write_back
 
-    def read(stream):
-        for doc in formats.read_documents(stream, source=fmt["source"], jsonl=jsonl, warn=warner(env, file),
-                                          include_sidechains=fmt["include_sidechains"],
-                                          all_segments=fmt["all_segments"]):
-            doc.file = file
-            warn_lost(env, doc)
-            yield doc
-
-    docs = documents(env, path, jsonl, file=file, **fmt) if stream is None else read(stream)
+    docs = (documents(env, path, jsonl, file=file, **fmt) if stream is None else
+            format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
+                          all_segments=fmt["all_segments"], file=file))
 
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))

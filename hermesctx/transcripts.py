@@ -138,9 +138,7 @@ def documents(env: Env, path: Paths, jsonl: bool | None, *,
                                             **format_kwargs)
                 continue
             with open_input(env, one) as stream:
-                for doc in jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw):
-                    doc.file = file
-                    yield doc
+                yield from from_file(jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw), file)
         except HermesctxError as err:  # raised while reading (not by the consumer)
             in_file(err, file)
             raise
@@ -180,17 +178,27 @@ def format_documents(env: Env, path: str, jsonl: bool | None, *, keep_raw: bool 
     OpenAI messages; OpenAI and Anthropic bodies pass through. Each has ``.info`` (the format
     read, what was lost, usage recorded in a log) and ``.file`` (``file``: one of several FILE
     arguments, named in its warnings)."""
+    with open_input(env, path) as stream:
+        yield from format_stream(env, stream, jsonl, keep_raw=keep_raw, source=source,
+                                 include_sidechains=include_sidechains, all_segments=all_segments,
+                                 convert_documents=convert_documents, file=file)
+
+
+def format_stream(env: Env, stream: BinaryIO, jsonl: bool | None, *, keep_raw: bool = False,
+                  source: str = "auto", include_sidechains: bool = False, all_segments: bool = False,
+                  convert_documents: bool = True, file: str | None = None) -> Iterator[jsonio.Document]:
+    """:func:`format_documents` of an input opened already (``run --jobs`` reads a log or a
+    single document itself before it knows there is nothing to share out)."""
     from hermesctx import formats
 
-    with open_input(env, path) as stream:
-        for doc in formats.read_documents(
-                stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
-                include_sidechains=include_sidechains, all_segments=all_segments,
-                convert_documents=convert_documents, warn=warner(env, file)):
-            doc.file = file
-            if convert_documents:
-                warn_lost(env, doc)
-            yield doc
+    for doc in formats.read_documents(
+            stream, source=source, jsonl=jsonl, keep_raw=keep_raw,
+            include_sidechains=include_sidechains, all_segments=all_segments,
+            convert_documents=convert_documents, warn=warner(env, file)):
+        doc.file = file
+        if convert_documents:
+            warn_lost(env, doc)
+        yield doc
 
 
 def warner(env: Env, file: str | None) -> Callable[[str], None]:
