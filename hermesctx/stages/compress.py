@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 MIN_TAIL_FLOOR = 8
 IMAGE_STRIPPED = "[Attached image — stripped after compression]"
 LOW_SAVINGS_PCT = 10.0
+AUTONOMOUS_MIN_TURNS = 4  # a latest ask is moved after the summary only with more turns than this after it
 
 
 # --- phase 2: boundaries -------------------------------------------------------------------
@@ -156,6 +157,27 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     return align_forward(messages, max(cut, head_end + 1))
 
 
+def _autonomous(messages: list, start: int, u: int, end: int) -> bool:
+    """Whether the latest ask at ``u`` sits early in the compressible span, so that ending the middle
+    at it would leave the bulk of the run uncompressed: more of the span's tokens lie after it
+    than before it."""
+    after = sum(tokens.tail_tokens(m) for m in messages[u + 1:end])
+    return end - u > AUTONOMOUS_MIN_TURNS and after > sum(tokens.tail_tokens(m) for m in messages[start:u])
+
+
+def _cut_edits(messages: list, pruned: list, kept: range) -> list:
+    """The kept turns whose calls prune cut, as they were, each with its results: a file's last
+    change may be in one, and the summary's file states cover it."""
+    out = []
+    for i in kept:
+        if pruned[i] is not messages[i] and pruned[i].get("tool_calls") != messages[i].get("tool_calls"):
+            j = i + 1
+            while j < len(messages) and messages[j].get("role") == "tool":
+                j += 1
+            out += messages[i:j]
+    return out
+
+
 # --- phase 4: assembly ---------------------------------------------------------------------
 
 def _fresh(msg: dict) -> dict:
@@ -207,9 +229,11 @@ def summary_role(messages: list, start: int, end: int) -> tuple[str, bool]:
 
 
 def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict | None = None,
-             hermes_note: bool = True) -> list:
+             hermes_note: bool = True, pinned: bool = False) -> list:
     """Head (note on a leading system prompt) + summary + tail, as Hermes assembles them, before repair. The
-    summary carries no flag: it is found by its text, as Hermes finds it."""
+    summary carries no flag: it is found by its text, as Hermes finds it. ``pinned``: the tail opens with the
+    latest ask, which must stay the message after the summary: when no role fits between them, the summary
+    goes at the start of the ask's message, before it (not after it, as a merge does)."""
     out = []
     for i in range(start):
         msg = _fresh(messages[i])
@@ -221,7 +245,12 @@ def assemble(messages: list, start: int, end: int, summary: str, *, extra: dict 
         out.append({"role": role, "content": summary + "\n\n" + END_MARKER, **(extra or {})})
     for i in range(end, len(messages)):
         msg = _fresh(messages[i])
-        if merge and i == end:
+        if merge and i == end and pinned:
+            msg = {k: v for k, v in msg.items() if k != "api_content"}
+            msg["content"] = _append_text(msg.get("content", ""), summary + "\n\n" + END_MARKER + "\n\n",
+                                          prepend=True)
+            msg.update(extra or {})
+        elif merge and i == end:
             suffix = "\n\n" + MERGED_DELIMITER + "\n\n" + summary + "\n\n" + END_MARKER
             content = _append_text(_append_text(msg.get("content", ""), suffix), MERGED_HEADER + "\n", prepend=True)
             msg = {k: v for k, v in msg.items() if k != "api_content"}
@@ -365,9 +394,13 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     # the latest real user message is kept verbatim, never summarized away (Hermes may lose it)
     u = _last_user(pruned, start)
+    pinned = None  # an early latest ask moved after the summary (a long autonomous run)
     if 0 <= u < end:
         base["latest_user_kept"] = u
-        if u > start:
+        if u > start and _autonomous(pruned, start, u, end):
+            pinned = u
+            base["latest_user_moved"] = True
+        elif u > start:
             end = u
         else:  # it opens the middle: keep it at the end of the head, compress what follows
             start = align_forward(pruned, u + 1)
@@ -380,10 +413,11 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     search_from = 1 if pruned[0].get("role") == "system" else 0
     idx, previous = find_latest_summary(pruned, search_from, end)
+
     def middle(source: list) -> list:
-        if idx is not None and idx >= start:
-            return source[start:idx] + source[idx + 1:end]  # turns before the old summary count too (not lost, as in Hermes)
-        return source[start:end]
+        skip = {pinned, idx if idx is not None and idx >= start else None}
+        # turns before the old summary count too (not lost, as in Hermes); a pinned ask stays whole
+        return [source[i] for i in range(start, end) if i not in skip]
 
     turns = middle(pruned)
     previous = previous or None
@@ -397,7 +431,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     budget = summary_budget(tokens.rough_messages(turns), max_summary_tokens)
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
-                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
+                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic,
+                             cut_before=_cut_edits(messages, pruned, range(start)),
+                             cut_after=_cut_edits(messages, pruned, range(end, n)))
     summary, used, errors, reasons = None, None, [], []
     for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
         if candidate is None or (used is not None):
@@ -425,16 +461,24 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     if hermes_note is None:
         hermes_note = is_hermes_transcript(messages)
-    out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
-                   hermes_note=hermes_note)
+    if pinned is not None:  # the summary covers the turns on both sides of the ask, which follows it
+        order = [i for i in range(len(pruned)) if i != pinned]
+        order.insert(end - 1, pinned)
+        out = assemble([pruned[i] for i in order], start, end - 1, summary,
+                       extra={_MARK: True} if archive else None, hermes_note=hermes_note, pinned=True)
+    else:
+        out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
+                       hermes_note=hermes_note)
     kept = strip_orphans(out)[0]
     out = strip_historical_media(kept)
     stripped = _images(kept) - _images(out) if out is not kept else 0
     out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
     compaction = {"summary": summary, "start": start, "end": end}
+    note = None
     if archive:  # the note now, the archive written only once the result is kept (below)
         compaction["compressed_length"] = len(out)
-        out = _note_archive(out, archive.note(messages, **compaction))
+        note = archive.note(messages, **compaction)
+        out = _note_archive(out, note)
 
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
@@ -445,9 +489,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
               "focus": topic}
-    if not fallback:  # what of the middle's files, commands, errors and asks the summary still names
-        from hermesctx.summary.extractive import coverage
-        report["summary_coverage"] = coverage(summary, request.turns)
+    # the facts of the compacted region that survive nowhere in the output (D16)
+    from hermesctx.summary.drops import drop_ledger
+    report["drop_ledger"] = drop_ledger(request.turns, out, archive=(note.get("span") or note.get("path"))
+                                        if note else None)
     if after_tokens >= before_tokens:
         return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
                                   f"~{after_tokens:,} tokens); input kept", base)

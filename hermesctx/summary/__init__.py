@@ -57,6 +57,9 @@ class SummaryRequest:
     turns: list = field(default_factory=list)  # the middle messages, for model-free summarizers
     previous_summary: str | None = None  # body of the summary being updated, if any
     focus: str | None = None  # the focus topic, if any
+    # the kept turns whose call arguments prune cut, before and after the middle: their files' states
+    cut_before: list = field(default_factory=list)
+    cut_after: list = field(default_factory=list)
 
 
 class SummarizerError(Exception):

@@ -51,8 +51,8 @@ GOAL, CONSTRAINTS, ACTIONS, STATE, BLOCKED, DECISIONS, RESOLVED, FILES, CRITICAL
     "## Goal", "## Constraints & Preferences", "## Completed Actions", "## Active State", "## Blocked",
     "## Key Decisions", "## Resolved Questions", "## Relevant Files", "## Critical Context")
 # a section's share of the budget, and the base value of its items
-WEIGHTS = {GOAL: 3, CONSTRAINTS: 5, ACTIONS: 8, STATE: 6, IN_PROGRESS_HEADING: 4, BLOCKED: 8, DECISIONS: 5,
-           RESOLVED: 3, PENDING_ASKS_HEADING: 6, REMAINING_WORK_HEADING: 5, FILES: 10, CRITICAL: 5}
+WEIGHTS = {GOAL: 3, CONSTRAINTS: 5, ACTIONS: 9, STATE: 4, IN_PROGRESS_HEADING: 4, BLOCKED: 8, DECISIONS: 8,
+           RESOLVED: 3, PENDING_ASKS_HEADING: 5, REMAINING_WORK_HEADING: 4, FILES: 12, CRITICAL: 9}
 _NUMBERED_SECTIONS = {ACTIONS}
 _SINGLE = {GOAL, IN_PROGRESS_HEADING}  # a new value replaces the previous one
 _ROOT_LINE = lazyre.compile(r"^Paths are relative to `([^`]+)`")
@@ -66,6 +66,13 @@ ITEM_RATIO = 0.25  # the items take at most this share of the middle's own chara
 ITEM_FLOOR = 600  # ... but never less than this many
 TINY_ROOM = 400  # characters of items when the budget cannot hold even the template
 _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
+GOAL_MIN_CHARS = 20  # a goal is a sentence: shorter replies ("2", "yes") are not one
+_COMMAND_NAME = lazyre.compile(r"^[*/$!]?[\w:.-]+$")  # a bare command name (`*workflow-init`, `/review`)
+FINAL_SEPARATOR = " ⏎ "  # between the added lines of a file's last change
+# commands that only show what is there: listed only when they printed an outcome or failed
+_READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat|head|tail|less|ls|ll|tree|grep|rg|ag|find|fd|wc|"
+                            r"nl|file|stat|pwd|echo|which|type|git (?:show|diff|status|log|branch|grep|blame|ls-files)|"
+                            r"awk|jq|bat|du|env|printenv)\b")
 LATEST_ASK_LABEL = "- Latest ask, verbatim: "
 ASK_SHARE = 0.75  # the latest ask whole takes at most this share of the budget's room, else it is cut
 ASK_HEAD = 2 / 3  # ... keeping this share of what it may take from its start, the rest from its end
@@ -131,7 +138,8 @@ def _by_shown_path(entries, root: str) -> list[FileEntry]:
         later = f if f.last >= seen.last else seen
         out[shown] = FileEntry(shown, seen.reads + f.reads, seen.edits + f.edits, seen.created or f.created,
                                later.deleted, later.change or seen.change or f.change,
-                               later.size or seen.size or f.size, max(seen.last, f.last))
+                               later.size or seen.size or f.size, max(seen.last, f.last),
+                               later.added if later.change else seen.added or f.added)
     return sorted(out.values(), key=lambda e: e.last)
 
 
@@ -146,10 +154,11 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         items.append(_Item(section, text, value, key, short))
 
     asks = led.asks
-    # each ask said once: the latest one by the snapshot or _latest_ask, the first one by the goal
+    # each ask said once: the latest one by the snapshot or _latest_ask, the goal by the first substantive one
     said = [one_line(asks[-1][1], 400)] if asks else []
-    if asks and not goal_from_previous:
-        said.append(one_line(asks[0][1], 400))
+    goal = _goal(asks)
+    if goal and not goal_from_previous:
+        said.append(one_line(goal, 400))
         add(GOAL, said[-1], 10)
     seen = set(said)
     for pos, ask, answered in asks[:-1]:
@@ -163,26 +172,44 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
             add(PENDING_ASKS_HEADING, f"- {line}", 1, recency=pos)
     for text in dict.fromkeys(led.constraints):
         add(CONSTRAINTS, f"- {text}")
-    for text in dict.fromkeys(led.decisions):
-        add(DECISIONS, f"- {text}")
+    decisions = list(dict.fromkeys(led.decisions))
+    for k, text in enumerate(decisions):  # the later ones first: a later diagnosis supersedes
+        add(DECISIONS, f"- {text}", 2 * k / max(len(decisions), 1))
     files = _by_shown_path(led.files.values(), root)
     modified = [f for f in files if f.edits]
     for f in files:
         status = "deleted" if f.deleted else "created" if f.created else "modified" if f.edits else "read"
         counts = ", ".join(x for x in (f"{f.reads} reads" if f.reads else "", f"{f.edits} edits" if f.edits else "") if x)
-        text = f"- `{f.path}` — {status}" + (f" ({counts})" if counts else "")
-        if f.change:
+        head = f"- `{f.path}` — {status}" + (f" ({counts})" if counts else "")
+        text, short = head, None
+        if f.added:  # its final state: the distinctive lines its last successful change added
+            text = f"{head}; last change added: " + FINAL_SEPARATOR.join(f.added)
+            short = f"{head}; last change added: " + one_line(FINAL_SEPARATOR.join(f.added), 160)
+        elif f.change:
             text += f"; last change: {f.change}"
-        if f.size:
+        if f.size and not f.edits:
             text += f"; {f.size}"
-        add(FILES, text, 4 if f.edits else 0, key=f.path, recency=f.last, short=f"- `{f.path}` — {status}")
+        add(FILES, text, (6 if f.added else 2) if f.edits else -2, key=f.path, recency=f.last,
+            short=short or f"- `{f.path}` — {status}")
     for c in led.commands.values():
-        text = f"RUN `{c.command}` — {c.outcome}"
+        said_lines = [x for x in c.outcome_lines if x]
+        if c.ok and not said_lines and c.first_failure == "" and _READ_ONLY.match(c.command):
+            continue  # what a read printed is in the facts, not in a line that names the command alone
+        outcome = c.outcome.split(";", 1)[0] if said_lines else c.outcome  # the lines say the test counts
+        text = f"RUN `{c.command}` — {outcome}"
+        if said_lines:
+            text += ": " + " | ".join(f"`{x}`" for x in said_lines)
         if c.runs > 1:
             text += f" ({c.runs} runs"
-            text += f"; first failure: {c.first_failure})" if c.first_failure and c.ok else ")"
-        add(ACTIONS, text, 0 if c.ok else 1, key=c.command, recency=c.last,
-            short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}")
+            if c.failure_line and c.ok:  # what failed, then what worked: the pair
+                text += f"; failed before with `{c.failure_line}`, then worked"
+            text += ")"
+        add(ACTIONS, text, (3 if c.failure_line and c.ok else 1 if said_lines else -1) + (0 if c.ok else 1),
+            key=c.command, recency=c.last,
+            short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}"
+                  + (f": `{one_line(said_lines[-1], 120)}`" if said_lines else ""))
+    for pos, line in led.facts:
+        add(CRITICAL, f"- Read: `{line}`", 2, key=line, recency=pos)
     for d in dict.fromkeys(led.delegations):
         add(ACTIONS, f"DELEGATE {d}", -1)
     for s in dict.fromkeys(led.searches):
@@ -211,10 +238,24 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
     if led.next_step:
         add(REMAINING_WORK_HEADING, f"- Next step: {led.next_step}", 3)
     if led.last_assistant:
-        add(IN_PROGRESS_HEADING, one_line(led.last_assistant, 500), 4)
+        add(IN_PROGRESS_HEADING, one_line(led.last_assistant, 800), 4)
     for url in dict.fromkeys(led.urls):
         add(CRITICAL, f"- {url}", -3)
     return items
+
+
+def _goal(asks: list) -> str | None:
+    """The goal: the first substantive ask (a sentence, not a one-word reply or a bare command
+    name such as ``2`` or ``*workflow-init``), else the last one, else none."""
+    for _, ask, _ in asks:
+        if _substantive(ask):
+            return ask
+    return None
+
+
+def _substantive(ask: str) -> bool:
+    text = ask.strip()
+    return len(text) >= GOAL_MIN_CHARS and len(text.split()) >= 3 and not _COMMAND_NAME.match(text)
 
 
 def _latest_ask(led: Ledgers, turns: list) -> str | None:
@@ -365,6 +406,19 @@ def choose(task: str, items: list[_Item], budget: int, room_cap: int | None = No
         kept.remove(min(kept, key=lambda i: i.value))
 
 
+def _add_cut_files(led: Ledgers, turns: list, later: bool) -> None:
+    """The files whose last change is in a kept turn that prune cut: the summary keeps their state
+    (from turns after the middle it is the final one; from turns before, only for files the middle
+    did not change again)."""
+    if not turns:
+        return
+    for path, f in extract(turns).files.items():
+        mine = led.files.get(path)
+        if f.added and (later or mine is None or not mine.edits):
+            led.files[path] = replace(f, last=led.steps if later else 0,
+                                      reads=f.reads + (mine.reads if mine else 0))
+
+
 class ExtractiveSummarizer:
     name = "extractive"
 
@@ -373,6 +427,8 @@ class ExtractiveSummarizer:
 
     def summarize(self, request: SummaryRequest) -> str:
         led = extract(request.turns)
+        _add_cut_files(led, request.cut_before, later=False)
+        _add_cut_files(led, request.cut_after, later=True)
         previous = _sections(request.previous_summary)
         for found in led.summaries:  # a summary inside the middle: merged like a given previous one
             for heading, lines in _sections(found).items():
@@ -398,23 +454,3 @@ class ExtractiveSummarizer:
         cap = int(turn_chars * self.item_ratio) + len(request.previous_summary or "")
         latest = _latest_ask(led, request.turns) if led.asks else carried
         return choose(task, items, request.budget_tokens, max(cap, ITEM_FLOOR), latest)
-
-
-def coverage(summary: str, turns: list) -> dict:
-    """How many of the middle's files, commands, errors and asks the summary still names."""
-    led = extract(turns)
-    root = common_root(list(led.files))
-    text = summary or ""
-
-    def named(paths: list[str]) -> int:
-        return sum(1 for p in paths if p in text or _rel(p, root) in text)
-
-    commands = [c for c in led.commands if c != "apply_patch"]
-    errors = list(led.errors.values())
-    asks = list(dict.fromkeys(one_line(a, 400) for _, a, _ in led.asks))
-    return {
-        "files": {"total": len(led.files), "named": named(list(led.files))},
-        "commands": {"total": len(commands), "named": sum(1 for c in commands if c[:60] in text)},
-        "errors": {"total": len(errors), "named": sum(1 for e in errors if e.text[:60] in text or e.key[:60] in text)},
-        "asks": {"total": len(asks), "named": sum(1 for a in asks if a[:80] in text)},
-    }

@@ -64,21 +64,35 @@ _FAIL_PATTERNS = (
 )
 _FAIL_TEXT = lazyre.compile(r"<tool_use_error>|verification failed|^Error:|^ERROR:|command not found|"
                         r"No such file or directory|Traceback \(most recent call last\)|^error\b", lazyre.M)
-_ERROR_LINE = lazyre.compile(r"\b(error|exception|timed out|fatal|denied|not found|no such file|cannot|could not|"
-                         r"unable|panic)|\w+Error\b", lazyre.I)
+_ERROR_LINE = lazyre.compile(r"\b(error|exception|timed out|timeout|fatal|denied|not found|no such file|cannot|could not|"
+                         r"unable|panic|assert(?:ion)?|expected|failed to|missing|undefined|refused)|\w+Error\b", lazyre.I)
+# the key line of a failure, strongest first: an exception line, a compiler / patch / test error
+_KEY_ERROR_LINE = lazyre.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b\s*:|^E\s{2,}\S|^FAILED\b|"
+                             r"\berror(?:\[\w+\])?:|^fatal:|Failed to find|^npm ERR!|\bpanicked at\b|"
+                             r"\b(?:timed out|Timeout)\b", lazyre.I)
 _WEAK_ERROR_LINE = lazyre.compile(r"\b(failed|failure|invalid|traceback)\b", lazyre.I)
 _NOISE_LINE = lazyre.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
                          r"Exit code|<returncode>|</?output>)", lazyre.I)
 _TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
+# what a command's output says of its outcome: counts, versions, summaries
+_OUTCOME_LINE = lazyre.compile(
+    r"\b\d+ (?:passed|failed|errors?|skipped|tests?|files? changed|insertions?|deletions?|warnings?|problems?|"
+    r"packages?|modules?|rows?|matches|lines?)\b|\bRan \d+ tests?\b|^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|"
+    r"\b(?:Successfully|Compiled|Built|Finished|Done in|Installed|Created|Updated|Deleted)\b|"
+    r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\bexit(?:ed)? (?:code|status)\b", lazyre.I)
+# a value that a later turn may use: a number of three or more digits, a dotted version, a word with digits
+_VALUE = lazyre.compile(r"(?<![\w.])(?:\d[\d_,.:]*\d\w*|[A-Za-z_][\w-]*\d[\w.-]*)(?![\w])")
 _TESTS = lazyre.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", lazyre.I)
 _URL = lazyre.compile(r"https?://[^\s`'\"<>)\]]+")
-_PATH = lazyre.compile(r"(?<![\w/.:-])(?:~/|/|\./)?(?:[\w.@-]+/)+[\w.@-]+\.\w{1,8}\b"
+_PATH = lazyre.compile(r"(?<![\w/.:\[\]()-])(?:~/|/|\./)?(?:[\w.@\[\]()-]+/)+[\w.@\[\]()-]+\.\w{1,8}\b"
                    r"|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|txt|sh|c|h|cpp|java|rb|"
                    r"ipynb|css|html|sql|cfg|ini|lock)\b")
 _PATCH_FILE = lazyre.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", lazyre.M)
 _FENCE = lazyre.compile(r"```[\w-]*\n(.*?)```", lazyre.S)
 _DECISION = lazyre.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
-                       r"the (?:root )?cause (?:is|was)|the fix is|because|so that|rather than|opted)\b", lazyre.I)
+                       r"the (?:root )?cause|the fix (?:is|was)|because|so that|rather than|opted|the (?:real )?"
+                       r"(?:issue|problem|bug|culprit) (?:is|was)|this means|which means|turns out|caused by|"
+                       r"the reason|fails? (?:because|since|when)|due to|requires?|should be|needs? to be)\b", lazyre.I)
 _CONSTRAINT = lazyre.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
                          r"prefer|avoid)\b", lazyre.I)
 _NEXT = lazyre.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", lazyre.I)
@@ -172,28 +186,67 @@ def plain(result: str) -> str:
     return result.replace("\\n", "\n")
 
 
-def error_line(result: str) -> str:
+def _lines(result: str) -> list[str]:
+    """A result's meaningful lines: its text fields, tags and wrapper lines (exit code, wall time) left out."""
     lines = [ln.strip() for ln in _TAGS.sub("", plain(result)).splitlines()]
-    lines = [ln for ln in lines if ln and not _NOISE_LINE.match(ln)]
-    hit = next((ln for ln in reversed(lines) if _ERROR_LINE.search(ln)), "") or next(
-        (ln for ln in reversed(lines) if _WEAK_ERROR_LINE.search(ln)), "")
-    return hit or (lines[0] if lines else "")
+    return [ln for ln in lines if ln and not _NOISE_LINE.match(ln)]
 
 
-def _diff_line(old: str, new: str) -> str:
-    return f"`{one_line(old, 70)}` → `{one_line(new, 70)}`"
+def error_line(result: str) -> str:
+    """The key line of a failed result: the last exception, compiler, test or patch error line, else the
+    last line that names an error, else the first line."""
+    lines = _lines(result)
+    for pattern in (_KEY_ERROR_LINE, _ERROR_LINE, _WEAK_ERROR_LINE):
+        hit = next((ln for ln in reversed(lines) if pattern.search(ln)), "")
+        if hit:
+            return hit
+    return lines[0] if lines else ""
 
 
-def _patch_change(patch: str) -> str:
-    minus = next((ln[1:] for ln in patch.splitlines() if ln.startswith("-") and not ln.startswith("---")), None)
-    plus = next((ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")), None)
-    if minus is not None and plus is not None:
-        return _diff_line(minus, plus)
-    if plus is not None:
-        return f"added `{one_line(plus, 110)}`"
-    if minus is not None:
-        return f"removed `{one_line(minus, 110)}`"
-    return "patched"
+def outcome_lines(result: str, limit: int = 2) -> list[str]:
+    """What a command's output says of its outcome (test counts, files changed, versions, "Successfully
+    ..."), the last ``limit`` such lines in their order."""
+    found = [ln for ln in _lines(result[-20000:]) if len(ln) <= 300 and _OUTCOME_LINE.search(ln)]
+    return list(dict.fromkeys(found[-limit:]))
+
+
+def values(text: str) -> set:
+    """The value-like words of a text (numbers, versions, identifiers with digits)."""
+    return set(_VALUE.findall(text))
+
+
+ADDED_CHARS = 1200  # at most this much of a change's added text is kept (whole when shorter)
+_TRIVIAL = lazyre.compile(r"^[\s{}()\[\];,.:'\"`<>/*#=+-]*$")
+
+
+def added_lines(old: str, new: str) -> list[str]:
+    """The distinctive lines of ``new``: those not in ``old`` (never a prefix they share), trivial lines
+    (brackets, punctuation) left out, at most ``ADDED_CHARS`` characters in all."""
+    before = {ln.strip() for ln in old.splitlines()}
+    out, size = [], 0
+    for line in new.splitlines():
+        text = line.strip()
+        if not text or text in before or _TRIVIAL.match(text):
+            continue
+        if size + len(text) > ADDED_CHARS:
+            break
+        before.add(text)
+        out.append(text)
+        size += len(text) + 1
+    return out
+
+
+def _patch_change(patch: str) -> tuple[str, list[str]]:
+    """A patch's change as (a one-line description, its added lines)."""
+    lines = patch.splitlines()
+    minus = "\n".join(ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+    plus = "\n".join(ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+    added = added_lines(minus, plus)
+    if plus.strip():
+        return ("edited" if minus.strip() else "added"), added
+    if minus.strip():
+        return f"removed `{one_line(minus.splitlines()[0], 110)}`", []
+    return "patched", []
 
 
 @record
@@ -206,6 +259,7 @@ class FileEntry:
     change: str = ""
     size: str = ""
     last: int = 0  # position of the last touch (recency)
+    added: list = field(default_factory=list)  # the distinctive added lines of the last change
 
 
 @record
@@ -216,6 +270,8 @@ class CommandEntry:
     outcome: str = ""
     ok: bool = True
     last: int = 0
+    failure_line: str = ""  # the key line of its first failure
+    outcome_lines: list = field(default_factory=list)  # what its last run printed of its outcome
 
 
 @record
@@ -243,6 +299,7 @@ class Ledgers:
     last_assistant: str = ""  # redacted
     next_step: str = ""
     steps: int = 0
+    facts: list = field(default_factory=list)  # (position, line): values read that a later turn uses
 
     def file(self, path: str, step: int) -> FileEntry:
         path = path.strip().strip("`'\"")
@@ -253,20 +310,41 @@ class Ledgers:
         return entry
 
 
-def _patch_files(text: str, ledgers: Ledgers, step: int) -> bool:
+def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False) -> bool:
+    """The files of an apply_patch text; a patch that failed changed nothing (its files count as
+    touched, their last change stays)."""
     found = list(_PATCH_FILE.finditer(text))
     for k, match in enumerate(found):
         body = text[match.end():found[k + 1].start() if k + 1 < len(found) else len(text)]
         entry = ledgers.file(match.group(2), step)
+        if bad:
+            continue
         op = match.group(1)
         entry.edits += 1
         entry.created |= op == "Add"
         entry.deleted = op == "Delete"
-        entry.change = "deleted" if op == "Delete" else _patch_change(redact(body[:4000]))
+        if op == "Delete":
+            entry.change, entry.added = "deleted", []
+        else:
+            entry.change, entry.added = _patch_change(redact(body[:20000]))
     return bool(found)
 
 
-def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict | None, step: int) -> None:
+def _value_lines(ledgers: Ledgers, result: str, step: int, later: dict, limit: int = 3) -> None:
+    """The lines of a result holding a value that a later turn uses (the assistant's text or a later
+    call names it): the values read, kept as the lines that say them."""
+    scored = []
+    for line in _lines(result[:30000])[:400]:
+        if 6 <= len(line) <= 240:
+            used = [v for v in values(line) if later.get(v, -1) > step]
+            if used:
+                scored.append((len(max(used, key=len)), line))
+    for _, line in sorted(scored, key=lambda x: -x[0])[:limit]:
+        ledgers.facts.append((step, line))
+
+
+def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict | None, step: int,
+                 later: dict | None = None) -> None:
     kind = tool_kind(name, args)
     path = _first(args, _PATH_KEYS)
     bad = failed(result, msg) if (result or msg) else False
@@ -284,29 +362,16 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
             entry.reads += 1
             if not bad and result:
                 entry.size = f"{result.count(chr(10)) + 1} lines"
-        else:
+        elif not bad:  # a failed edit changed nothing: the last change stays the last successful one
             entry.edits += 1
             entry.created |= kind == CREATE
             entry.deleted = kind == DELETE
-            old, new = args.get("old_string", args.get("old_str")), args.get("new_string", args.get("new_str"))
-            edits = args.get("edits")
-            if isinstance(edits, list) and edits and isinstance(edits[-1], dict):
-                old, new = edits[-1].get("old_string"), edits[-1].get("new_string")
-            content = args.get("content", args.get("file_text", args.get("new_source")))
-            if isinstance(old, str) and isinstance(new, str):
-                entry.change = _diff_line(redact(old), redact(new))
-            elif isinstance(content, str):
-                entry.change = f"wrote {content.count(chr(10)) + 1} lines"
-                entry.size = f"{content.count(chr(10)) + 1} lines"
-            elif isinstance(args.get("patch"), str):
-                entry.change = _patch_change(redact(args["patch"][:4000]))
-            elif kind == DELETE:
-                entry.change = "deleted"
+            _record_change(entry, args, kind)
     elif kind == WRITE:  # apply_patch and the like: the files are in the patch
-        _patch_files(_command(args), ledgers, step)
+        _patch_files(_command(args), ledgers, step, bad)
     elif kind == RUN:
         command = _command(args)
-        if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step)):
+        if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step, bad)):
             command = "apply_patch"
         if command:
             _record_command(ledgers, one_line(redact(command), 160), bad, result, redacted, step)
@@ -330,12 +395,38 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
     elif kind == DELEGATE:
         what = _first(args, ("description", "goal", "prompt", "task"))
         ledgers.delegations.append(one_line(redact(what), 160) + (f" — {one_line(redacted(), 160)}" if result else ""))
+    if result and later and not bad and kind in (READ, RUN, SEARCH, OTHER):
+        _value_lines(ledgers, redacted(), step, later)
     if kind != RUN:  # a failing call of any other tool: its error, keyed by the call and its target
         key = f"{name} {one_line(path or _first(args, _QUERY_KEYS) or _command(args), 100)}".strip()
         if bad:
             ledgers.errors[key] = ErrorEntry(key, one_line(error_line(redacted()), 220), last=step)
         elif key in ledgers.errors:
             ledgers.errors[key].resolved = True
+
+
+def _record_change(entry: FileEntry, args: dict, kind: str) -> None:
+    """A successful edit's change: a one-line description and the distinctive added lines."""
+    old, new = args.get("old_string", args.get("old_str")), args.get("new_string", args.get("new_str"))
+    edits = args.get("edits")
+    if isinstance(edits, list) and edits and all(isinstance(e, dict) for e in edits):
+        pairs = [(e.get("old_string"), e.get("new_string")) for e in edits]
+        pairs = [(o, n) for o, n in pairs if isinstance(o, str) and isinstance(n, str)]
+        if pairs:
+            old, new = "\n".join(o for o, _ in pairs), "\n".join(n for _, n in pairs)
+    content = args.get("content", args.get("file_text", args.get("new_source")))
+    if isinstance(old, str) and isinstance(new, str):
+        entry.added = added_lines(redact(old), redact(new))
+        entry.change = "edited" if entry.added else f"removed `{one_line(redact(old), 110)}`"
+    elif isinstance(content, str):
+        lines = content.count("\n") + 1
+        entry.change = f"wrote {lines} lines"
+        entry.size = f"{lines} lines"
+        entry.added = added_lines("", redact(content[:20000]))
+    elif isinstance(args.get("patch"), str):
+        entry.change, entry.added = _patch_change(redact(args["patch"][:20000]))
+    elif kind == DELETE:
+        entry.change, entry.added = "deleted", []
 
 
 def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, redacted, step: int) -> None:
@@ -350,12 +441,15 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
     if test_line:
         ledgers.tests.append(test_line)
     if bad:
-        line = one_line(error_line(redacted()), 200)
+        line = one_line(error_line(redacted()), 300)
         outcome = f"failed (exit {code})" if code is not None else "failed"
         entry.first_failure = entry.first_failure or outcome
+        entry.failure_line = entry.failure_line or line
+        entry.outcome_lines = [line] if line else []
         ledgers.errors[command] = ErrorEntry(command, f"exit {code}: {line}" if code is not None else line, last=step)
     else:
         outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
+        entry.outcome_lines = [one_line(x, 300) for x in outcome_lines(redacted())] if result else []
         if command in ledgers.errors:
             ledgers.errors[command].resolved = True
     entry.outcome, entry.ok = outcome + (f"; {test_line}" if test_line else ""), not bad
@@ -378,6 +472,7 @@ def extract(turns: list) -> Ledgers:
     """The ledgers of ``turns``: one pass, linear in the messages (dicts and sets, no list scans)."""
     led = Ledgers()
     n = len(turns)
+    later = _later_uses(turns)
     i = 0
     pending_text_command: tuple[str, int] | None = None
     while i < n:
@@ -393,7 +488,7 @@ def extract(turns: list) -> Ledgers:
             calls = [tc for tc in calls_of(msg) if isinstance(tc, dict) and isinstance(tc.get("function"), dict)]
             if visible:
                 clean = led.last_assistant = redact(visible)
-                led.decisions += _sentences(clean, _DECISION)
+                led.decisions += _sentences(clean, _DECISION, 400)
                 nxt = _sentences(clean, _NEXT, 300)
                 if nxt:
                     led.next_step = nxt[-1]
@@ -424,7 +519,8 @@ def extract(turns: list) -> Ledgers:
                         used.add(pos)
                     result = text_view(res.get("content")) if res is not None else ""
                     fn = tc["function"]
-                    _record_call(led, str(fn.get("name") or "unknown"), _args(fn.get("arguments")), result, res, i)
+                    _record_call(led, str(fn.get("name") or "unknown"), _args(fn.get("arguments")), result, res, i,
+                                 later)
             elif visible:
                 blocks = _FENCE.findall(visible)
                 if blocks and j < n and turns[j].get("role") in ("user", "tool") and not group:
@@ -455,6 +551,23 @@ def extract(turns: list) -> Ledgers:
             led.summaries.append(strip_summary_prefix(text_view(msg.get("content"))))
         i += 1
     return led
+
+
+def _later_uses(turns: list) -> dict:
+    """Each value word (:func:`values`) of the assistant's text and calls, with the last position that
+    names it: a value read at an earlier position is one a later turn uses."""
+    last: dict = {}
+    for i, msg in enumerate(turns):
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        parts = [text_view(msg.get("content"))]
+        for tc in calls_of(msg):
+            if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
+                arguments = tc["function"].get("arguments")
+                parts.append(arguments if isinstance(arguments, str) else str(arguments))
+        for value in values("\n".join(parts)[:50000]):
+            last[value] = i
+    return last
 
 
 def common_root(paths: list) -> str:

@@ -175,7 +175,7 @@ def test_extractive_summary_keeps_the_facts():
     out, report = compress(doc, summarizer=ExtractiveSummarizer(), protect_last_n=6, tail_token_budget=400)
     summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     for fact in ["src/budget.py", "src/config.py", "tests/test_small_window.py", "pytest -q tests/test_budget.py",
-                 "`src/budget.py` — modified (1 reads, 1 edits); last change:", "42 passed", "Don't touch src/cli.py",
+                 "`src/budget.py` — modified (1 reads, 1 edits); last change added:", "42 passed", "Don't touch src/cli.py",
                  "User asked (deterministic, from compacted turns)"]:
         assert fact in summary, fact
     assert report["tokens_after"] < report["tokens_before"]

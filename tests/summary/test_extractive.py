@@ -1,6 +1,6 @@
 """The extractive summarizer (issue 18): every agent's tools, results paired inside their group,
 ledgers (files, commands, errors, asks), injected text, the budget held with the prefix counted,
-re-compression that converges, focus, the coverage report, redaction, determinism."""
+re-compression that converges, focus, the drop ledger, redaction, determinism."""
 
 import copy
 import json
@@ -17,7 +17,8 @@ from transcripts import TranscriptGen
 from hermesctx import tokens
 from hermesctx.stages.compress import compress, compress_messages
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.extractive import ExtractiveSummarizer, coverage
+from hermesctx.summary.drops import drop_ledger, explain
+from hermesctx.summary.extractive import ExtractiveSummarizer
 from hermesctx.summary.ledger import extract, one_line, tool_kind
 from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
@@ -55,8 +56,7 @@ def test_ops_session_facts():
         "User asked (deterministic, from compacted turns): 'Which test failed, and can you open a ticket for it?'",
         "1. RUN `kubectl logs deploy/api-gateway -n staging --tail 50` — failed (exit 1)",
         "- `kubectl logs deploy/api-gateway -n staging --tail 50` — exit 1: FATAL: password authentication failed",
-        "- `deploy/staging/values.yaml` — modified (1 reads, 1 edits); last change: "
-        "`url: postgres://gw:***@10.0.3.7:5432/gw` → `urlFromSecret: gw-db-url`",
+        "- `deploy/staging/values.yaml` — modified (1 reads, 1 edits); last change added: urlFromSecret: gw-db-url",
         "- `notes/ticket-draft.md` — created",
         "Latest test result: 11 passed, 1 failed, 12 total",
         "https://wiki.example.com/runbooks/db-rotation",
@@ -107,11 +107,11 @@ def test_every_agents_edit_tools_leave_the_last_change():
         result("g", '{"output":"Done","metadata":{"exit_code":0}}'),
     ]
     out = section(summarize(turns), "## Relevant Files")
-    for fact in ["`src/a.py` — modified (1 edits); last change: `x = 1` → `x = 2`",
-                 "`src/b.py` — modified (1 edits); last change: `old()` → `new()`",
-                 "`src/c.py` — created", "`src/d.py` — modified (1 edits); last change: `keep = False` → `keep = True`",
-                 "`src/e.py` — modified (1 edits); last change: `a + b` → `a - b`", "`README.md` — read (1 reads)",
-                 "`src/new.py` — created (1 edits); last change: added `print('hi')`"]:
+    for fact in ["`src/a.py` — modified (1 edits); last change added: x = 2",
+                 "`src/b.py` — modified (1 edits); last change added: q ⏎ new()",
+                 "`src/c.py` — created", "`src/d.py` — modified (1 edits); last change added: keep = True",
+                 "`src/e.py` — modified (1 edits); last change added: a - b", "`README.md` — read (1 reads)",
+                 "`src/new.py` — created (1 edits); last change added: print('hi')"]:
         assert fact in out, fact
     assert tool_kind("mcp__fs__read_file", {}) == "read" and tool_kind("TodoWrite", {}) == "todo"
     assert tool_kind("Task", {}) == "delegate" and tool_kind("exec_command", {}) == "run"
@@ -155,7 +155,7 @@ def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
     assert "ValidationError" not in out  # a file's contents are no error
     assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
     assert section(out, "## Blocked") == "- `npm run build` — Command timed out after 2m"
-    assert "RUN `pytest -q` — ok; 10 passed in 0.2s (2 runs; first failure: failed (exit 1))" in out
+    assert "RUN `pytest -q` — ok: `10 passed in 0.2s` (2 runs; failed before with `E AssertionError: 3 != 4`, then worked)" in out
 
 
 def test_injected_text_is_no_ask_and_a_foreign_summary_merges():
@@ -233,11 +233,18 @@ def test_previous_summary_lines_merge_by_key():
     assert "RUN `make` — exit 0" in section(out, "## Completed Actions")
 
 
-def test_coverage_counts_what_the_summary_names():
+def test_drop_ledger_lists_the_facts_no_output_keeps():
     turns = OPS[1:15]
-    cov = coverage(summarize(turns), turns)
-    assert cov["files"] == {"total": 2, "named": 2} and cov["errors"]["named"] == cov["errors"]["total"] == 2
-    assert coverage("## Goal\nNone.", turns)["asks"] == {"total": 3, "named": 0}
+    whole = drop_ledger(turns, turns)  # the turns themselves keep every fact
+    assert whole["facts"] >= 5 and whole["survived"] == whole["facts"] and whole["lost"] == []
+    kinds = {kind for kind, _ in __import__("hermesctx.summary.drops", fromlist=["facts"]).facts(turns)}
+    assert {"error", "change", "decision", "constraint"} <= kinds
+    empty = drop_ledger(turns, [{"role": "user", "content": "## Goal\nNone."}], archive="hx-0123456789ab")
+    assert empty["survived"] == 0 and len(empty["lost"]) == empty["facts"]
+    assert all(e["archive"] == "hx-0123456789ab" for e in empty["lost"])
+    kept = drop_ledger(turns, [{"role": "user", "content": summarize(turns)}])
+    assert kept["survived"] == kept["facts"]  # a small middle: its summary keeps every fact
+    assert explain(empty).startswith(f"drop ledger: 0 of {empty['facts']} facts")
 
 
 def test_deterministic_and_pure():
@@ -258,12 +265,14 @@ def test_coding_session_example_through_compress():
     assert report["summarizer"] == "extractive" and report["dropped_without_summary"] == 0
     summary = next(m for m in out if is_summary_content(m.get("content")))["content"]
     for fact in ["RUN `pytest -q tests/test_budget.py` — exit 0", "42 passed in 0.42s",
-                 "`src/budget.py` — modified (1 reads, 1 edits); last change: `threshold_tokens = int(ctx * pct)` →",
+                 "`src/budget.py` — modified (1 reads, 1 edits); last change added: pct = max(pct, 0.75) if ctx",
                  "`tests/test_small_window.py` — created", "`src/config.py` — read",
                  "what's the threshold for a 1M window?"]:
         assert fact in summary, fact
     assert "ntests/" not in summary  # escaped newlines are not part of paths
-    assert report["summary_coverage"]["files"]["named"] == report["summary_coverage"]["files"]["total"]
+    assert "summary_coverage" not in report
+    ledger = report["drop_ledger"]
+    assert ledger["survived"] == ledger["facts"] - len(ledger["lost"]) and ledger["facts"] > 0
 
 
 @given(seed=st.integers(0, 10_000), length=st.integers(1, 40), budget=st.integers(700, 6000),
@@ -310,7 +319,7 @@ def test_a_file_named_absolute_and_relative_is_one_entry():
              turn(call("b", "Bash", {"command": "pip install -r requirements.txt"})), result("b", "Exit code 0")]
     files = section(summarize(turns), "## Relevant Files")
     assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
-                     "last change: `numpy` → `numpy==2.1`")
+                     "last change added: numpy==2.1")
 
 
 def _slash_prompt(steps=8):
