@@ -120,10 +120,10 @@ def _last_assistant(messages: list, head_end: int) -> int:
     return newest
 
 
-def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20) -> int:
+def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20, anchor_user: bool = True) -> int:
     """Index where the tail starts, as Hermes finds it: a walk back under a soft ceiling of 1.5 x the
     budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
-    user and text-bearing assistant messages anchored in the tail."""
+    user (unless ``anchor_user`` is false) and text-bearing assistant messages anchored in the tail."""
     n = len(messages)
     available = max(0, n - head_end - 1)
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
@@ -148,7 +148,7 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     if cut <= head_end:
         cut = max(fallback, head_end + 1)
     cut = align_backward(messages, cut)
-    u = _last_user(messages, head_end)
+    u = _last_user(messages, head_end) if anchor_user else -1
     if 0 <= u < cut:
         cut = max(_turn_pair_end(messages, u), head_end + 1) if u <= head_end else u
     a = _last_assistant(messages, head_end)
@@ -395,6 +395,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     # the latest real user message is kept verbatim, never summarized away (Hermes may lose it)
     u = _last_user(pruned, start)
     pinned = None  # an early latest ask moved after the summary (a long autonomous run)
+    if u > start and u == end:  # the tail starts at the latest ask: does a long run follow it?
+        free = tail_cut(pruned, start, tail_token_budget, protect_last_n, anchor_user=False)
+        if u < free and _autonomous(pruned, start, u, free):
+            end = free
     if 0 <= u < end:
         base["latest_user_kept"] = u
         if u > start and _autonomous(pruned, start, u, end):

@@ -325,3 +325,66 @@ def test_images_stripped_from_kept_messages_are_said():
     assert "placeholder" in report["warning"]
     assert out[1]["content"][1] == {"type": "text", "text": "[Attached image — stripped after compression]"}
     assert out[-2]["content"][1] == image
+
+
+def _autonomous_run(n=200, ask_at=8, head_last="user"):
+    """A long autonomous run: a few opening turns, the last ask at ``ask_at``, then tool turns only."""
+    msgs = [S("You are an agent."), {"role": "user", "content": "Set up the repo."},
+            {"role": "assistant", "content": "Done: the repo is set up."}]
+    msgs.append({"role": head_last, "content": "Noted."} if head_last == "user" else
+                 {"role": "assistant", "content": "Anything else?"})
+    while len(msgs) < ask_at:
+        msgs.append({"role": "assistant" if msgs[-1]["role"] == "user" else "user", "content": f"turn {len(msgs)}"})
+    msgs.append({"role": "user", "content": "Port the suite to pytest and make every test pass; never touch src/."})
+    k = 0
+    while len(msgs) < n:
+        k += 1
+        msgs.append({"role": "assistant", "content": f"Step {k}.", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "terminal",
+                                                           "arguments": json.dumps({"command": f"pytest t{k}.py"})}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{k}", "content": "output line\n" * 200 + f"{k} passed in 0.{k}s"})
+    return msgs
+
+
+@pytest.mark.parametrize("head_last", ["user", "assistant"])
+def test_a_long_autonomous_run_compacts_past_its_early_ask(head_last):
+    from hermesctx.wire.rules import check, failed
+
+    msgs = _autonomous_run(head_last=head_last)
+    ask = msgs[8]
+    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer())
+    assert report["compressed"] and report["latest_user_moved"] and report["latest_user_kept"] == 8
+    assert report["end"] > 100 and len(out) < 80
+    where = next(i for i, m in enumerate(out) if is_summary_content(m.get("content")))
+    summary = out[where]["content"]
+    if out[where]["role"] == "user":  # no role fits between the head and the ask: the summary opens its message
+        assert summary.endswith(END_MARKER + "\n\n" + ask["content"]) and MERGED_HEADER not in summary
+    else:  # the ask is the message right after the summary, verbatim
+        assert out[where + 1] == ask
+    assert [m for m in out if m.get("content") == ask["content"]] or summary.endswith(ask["content"])
+    assert not failed(check({"messages": out}, "openai"))
+    assert msgs == _autonomous_run(head_last=head_last)  # the input is not mutated
+
+
+def test_an_interactive_session_keeps_its_ask_in_place():
+    msgs = _autonomous_run(n=60, ask_at=8)  # then a new ask near the end: the middle ends at it, as before
+    msgs += [{"role": "user", "content": "Now write the changelog entry for this."},
+             {"role": "assistant", "content": "Writing it."}]
+    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer(), tail_token_budget=500)
+    assert report["compressed"] and not report.get("latest_user_moved")
+    assert report["end"] <= 60 and out[-2:] == msgs[-2:] and msgs[60] in out
+
+
+def test_a_file_state_cut_by_prune_in_the_tail_is_kept_by_the_summary():
+    body = "\n".join(f"    value_{k} = compute_{k}(config)" for k in range(24))
+    msgs = _autonomous_run(n=120, ask_at=8)
+    edit = {"role": "assistant", "content": "Rewriting the loader.", "tool_calls": [
+        {"id": "w1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(
+            {"path": "src/loader.py", "content": "def load(config):\n" + body})}}]}
+    msgs[-10:-10] = [edit, {"role": "tool", "tool_call_id": "w1", "content": "written"}]
+    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer(), tail_token_budget=3000, protect_last_n=4)
+    assert report["compressed"] and report["end"] < len(msgs) - 10
+    kept_edit = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "w1")
+    assert "value_23" not in kept_edit["tool_calls"][0]["function"]["arguments"]  # prune cut it (Hermes's rule)
+    summary = next(m["content"] for m in out if is_summary_content(m.get("content")))
+    assert "`src/loader.py`" in summary and "value_23 = compute_23(config)" in summary
