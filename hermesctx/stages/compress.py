@@ -605,6 +605,10 @@ class Options(BudgetOptions):
     expand: bool = option(False, flag="--expand", kind=bool,
                           help="Reverse the newest compaction made with --archive, reading only from that "
                                "PATH (the store, or the directory).")
+    explain: bool = option(False, flag="--explain", kind=bool,
+                           help="Print the drop ledger on stderr: the facts of the compacted region (error and "
+                                "outcome lines, values read, last changes, decisions, constraints) that survive "
+                                "nowhere in the output, with their count over the total.")
     hermes_note: bool | None = option(
         flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
         help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
@@ -702,6 +706,10 @@ def build(options: Options, ctx):
         for warning in (report.get("warning"), fallback_warning(report)):
             if warning:
                 ctx.env.warn(warning)
+        if options.explain and report.get("drop_ledger"):
+            from hermesctx.summary.drops import explain
+
+            ctx.env.info(explain(report["drop_ledger"]))
         return out, report
 
     return run

@@ -117,7 +117,7 @@ def explain(ledger: dict) -> str:
     if not n:
         return "drop ledger: the compacted region held no fact this ledger tracks"
     lines = [f"drop ledger: {k} of {n} facts of the compacted region survive in the output "
-             f"({100 * k / n:.0f} %); lost:"]
+             f"({100 * k / n:.0f} %)" + ("; lost:" if k < n else "; none lost")]
     for entry in ledger["lost"]:
         where = f" [archived in {entry['archive']}]" if entry.get("archive") else ""
         lines.append(f"  {entry['kind']:<10} {entry['text']}{where}")

@@ -32,7 +32,7 @@ from hermesctx import lazyre, tokens
 from hermesctx.record import replace
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.ledger import FileEntry, Ledgers, common_root, extract, one_line
+from hermesctx.summary.ledger import READ_ONLY, FileEntry, Ledgers, common_root, extract, one_line
 from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, latest_user_ask, task_snapshot
 from hermesctx.summary.text import (
     IN_PROGRESS_HEADING,
@@ -69,10 +69,6 @@ _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
 GOAL_MIN_CHARS = 20  # a goal is a sentence: shorter replies ("2", "yes") are not one
 _COMMAND_NAME = lazyre.compile(r"^[*/$!]?[\w:.-]+$")  # a bare command name (`*workflow-init`, `/review`)
 FINAL_SEPARATOR = " ⏎ "  # between the added lines of a file's last change
-# commands that only show what is there: listed only when they printed an outcome or failed
-_READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat|head|tail|less|ls|ll|tree|grep|rg|ag|find|fd|wc|"
-                            r"nl|file|stat|pwd|echo|which|type|git (?:show|diff|status|log|branch|grep|blame|ls-files)|"
-                            r"awk|jq|bat|du|env|printenv)\b")
 LATEST_ASK_LABEL = "- Latest ask, verbatim: "
 ASK_SHARE = 0.75  # the latest ask whole takes at most this share of the budget's room, else it is cut
 ASK_HEAD = 2 / 3  # ... keeping this share of what it may take from its start, the rest from its end
@@ -193,7 +189,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
             short=short or f"- `{f.path}` — {status}")
     for c in led.commands.values():
         said_lines = [x for x in c.outcome_lines if x]
-        if c.ok and not said_lines and c.first_failure == "" and _READ_ONLY.match(c.command):
+        if c.ok and not said_lines and c.first_failure == "" and READ_ONLY.match(c.command):
             continue  # what a read printed is in the facts, not in a line that names the command alone
         outcome = c.outcome.split(";", 1)[0] if said_lines else c.outcome  # the lines say the test counts
         text = f"RUN `{c.command}` — {outcome}"

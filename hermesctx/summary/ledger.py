@@ -72,7 +72,11 @@ _KEY_ERROR_LINE = lazyre.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interru
                              r"\b(?:timed out|Timeout)\b", lazyre.I)
 _WEAK_ERROR_LINE = lazyre.compile(r"\b(failed|failure|invalid|traceback)\b", lazyre.I)
 _NOISE_LINE = lazyre.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
-                         r"Exit code|<returncode>|</?output>)", lazyre.I)
+                         r"Exit code|<returncode>|</?output>|\[\.\.\. omitted|Total output lines:)", lazyre.I)
+# commands that only show what is there: what they print is content (values), not an outcome
+READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat|head|tail|less|ls|ll|tree|grep|rg|ag|find|fd|wc|nl|"
+                           r"file|stat|pwd|echo|which|type|git (?:show|diff|status|log|branch|grep|blame|ls-files)|"
+                           r"awk|jq|bat|du|env|printenv)\b")
 _TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
 # what a command's output says of its outcome: counts, versions, summaries
 _OUTCOME_LINE = lazyre.compile(
@@ -449,15 +453,19 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
         ledgers.errors[command] = ErrorEntry(command, f"exit {code}: {line}" if code is not None else line, last=step)
     else:
         outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
-        entry.outcome_lines = [one_line(x, 300) for x in outcome_lines(redacted())] if result else []
+        entry.outcome_lines = [one_line(x, 300) for x in outcome_lines(redacted())] \
+            if result and not READ_ONLY.match(command) else []
         if command in ledgers.errors:
             ledgers.errors[command].resolved = True
     entry.outcome, entry.ok = outcome + (f"; {test_line}" if test_line else ""), not bad
 
 
+_BULLET = lazyre.compile(r"^\s*(?:[-*•>]|\d+[.)])\s+")
+
+
 def _sentences(text: str, pattern: re.Pattern, limit: int = 240) -> list:
-    return [one_line(s, limit) for s in _SENTENCE.split(text) if s and "?" not in s and pattern.search(s)
-            and len(s) > 12]
+    return [one_line(_BULLET.sub("", s), limit) for s in _SENTENCE.split(text)
+            if s and "?" not in s and pattern.search(s) and len(s) > 12]
 
 
 def injected(text: str) -> bool:

@@ -4,6 +4,7 @@ local fake server)."""
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from conftest import invoke, load_example
@@ -21,6 +22,8 @@ from hermesctx.summary.text import (
     is_summary_content,
 )
 from hermesctx.wire.send import openai_request
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Fixed:
@@ -388,3 +391,13 @@ def test_a_file_state_cut_by_prune_in_the_tail_is_kept_by_the_summary():
     assert "value_23" not in kept_edit["tool_calls"][0]["function"]["arguments"]  # prune cut it (Hermes's rule)
     summary = next(m["content"] for m in out if is_summary_content(m.get("content")))
     assert "`src/loader.py`" in summary and "value_23 = compute_23(config)" in summary
+
+
+def test_cli_explain_prints_the_drop_ledger():
+    result = invoke(["compress", "--explain", "--tail-tokens", "400", "--protect-last-n", "6",
+                     str(ROOT / "examples" / "coding-session.json")])
+    assert result.status == 0, result.stderr
+    assert "drop ledger: " in result.stderr and " facts of the compacted region survive in the output" in result.stderr
+    quiet = invoke(["compress", "--tail-tokens", "400", "--protect-last-n", "6",
+                    str(ROOT / "examples" / "coding-session.json")])
+    assert "drop ledger" not in quiet.stderr
