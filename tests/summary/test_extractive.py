@@ -396,3 +396,36 @@ def test_the_previous_latest_ask_is_an_earlier_ask_in_the_next_round():
     quiet = summarize([turn(call("z", "Bash", {"command": "git tag v2.4.0"})), result("z", "Exit code 0")], first,
                       budget=3000)
     assert "- Latest ask, verbatim: " + " ".join(ask.split()) in quiet  # no new ask: still the latest, whole
+
+
+def test_a_path_with_brackets_is_never_cut_and_a_short_reply_is_no_goal():
+    turns = [{"role": "user", "content": "2"},
+             turn(call("a", "Bash", {"command": "cat app/api/trips/[id]/share-link/route.ts"})),
+             result("a", "export async function POST() {}"),
+             {"role": "user", "content": "*workflow-init"},
+             {"role": "assistant", "content": "Initialised."},
+             {"role": "user", "content": "Make the share link expire after seven days."}]
+    out = summarize(turns)
+    assert "`app/api/trips/[id]/share-link/route.ts`" in out and "`/share-link/route.ts`" not in out
+    assert section(out, "## Goal") == "Make the share link expire after seven days."
+
+
+def test_failed_edits_leave_the_last_successful_change_and_outcomes_are_verbatim():
+    turns = [{"role": "user", "content": "fix the timeout handling in the client"},
+             turn(call("a", "Edit", {"file_path": "src/client.py", "old_string": "timeout=5", "new_string": "timeout=30"})),
+             result("a", "ok"),
+             turn(call("b", "Edit", {"file_path": "src/client.py", "old_string": "retries=1", "new_string": "retries=9"})),
+             {"role": "tool", "tool_call_id": "b", "content": "<tool_use_error>String to replace not found in file.</tool_use_error>",
+              "is_error": True},
+             turn(call("c", "Bash", {"command": "npm run build"})),
+             result("c", "Exit code 2\nsrc/client.ts(4,1): error TS2304: Cannot find name 'fetchx'."),
+             turn(call("d", "Bash", {"command": "npm run build"})),
+             result("d", "Compiled successfully in 2.1s\n3 files changed"),
+             turn(call("e", "Read", {"file_path": "config.json"})), result("e", '{\n  "timeout": 15000,\n  "retries": 3\n}'),
+             {"role": "assistant", "content": "The issue is that the client ignores the config because it reads "
+                                              "timeout before load(). I'll set 15000 from config.json."}]
+    out = summarize(turns)
+    assert "last change added: timeout=30" in out and "retries=9" not in section(out, "## Relevant Files")
+    assert "failed before with `src/client.ts(4,1): error TS2304: Cannot find name 'fetchx'.`, then worked" in out
+    assert "`Compiled successfully in 2.1s`" in out and '"timeout": 15000,' in out
+    assert "The issue is that the client ignores the config because it reads timeout before load()." in out
