@@ -204,7 +204,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
             key=c.command, recency=c.last,
             short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}"
                   + (f": `{one_line(said_lines[-1], 120)}`" if said_lines else ""))
-    for pos, line in led.facts:
+    for line, pos in {line: pos for pos, line in led.facts}.items():  # each once, at its last reading
         add(CRITICAL, f"- Read: `{line}`", 2, key=line, recency=pos)
     for d in dict.fromkeys(led.delegations):
         add(ACTIONS, f"DELEGATE {d}", -1)

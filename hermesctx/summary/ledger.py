@@ -86,6 +86,7 @@ _OUTCOME_LINE = lazyre.compile(
     r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\bexit(?:ed)? (?:code|status)\b", lazyre.I)
 # a value that a later turn may use: a number of three or more digits, a dotted version, a word with digits
 _VALUE = lazyre.compile(r"(?<![\w.])(?:\d[\d_,.:]*\d\w*|[A-Za-z_][\w-]*\d[\w.-]*)(?![\w])")
+_LINE_NUMBER = lazyre.compile(r"^\s*\d+(?:→|\t|:(?=\S))\s*|^[\w./-]+:\d+:")
 _TESTS = lazyre.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", lazyre.I)
 _URL = lazyre.compile(r"https?://[^\s`'\"<>)\]]+")
 _PATH = lazyre.compile(r"(?<![\w/.:\[\]()-])(?:~/|/|\./)?(?:[\w.@\[\]()-]+/)+[\w.@\[\]()-]+\.\w{1,8}\b"
@@ -215,8 +216,9 @@ def outcome_lines(result: str, limit: int = 2) -> list[str]:
 
 
 def values(text: str) -> set:
-    """The value-like words of a text (numbers, versions, identifiers with digits)."""
-    return set(_VALUE.findall(text))
+    """The value-like words of a text (numbers of three or more characters, versions, identifiers
+    with digits): short numbers such as line numbers and counts under 100 say too little."""
+    return {v for v in _VALUE.findall(text) if len(v) >= 3}
 
 
 ADDED_CHARS = 1200  # at most this much of a change's added text is kept (whole when shorter)
@@ -339,6 +341,7 @@ def _value_lines(ledgers: Ledgers, result: str, step: int, later: dict, limit: i
     call names it): the values read, kept as the lines that say them."""
     scored = []
     for line in _lines(result[:30000])[:400]:
+        line = _LINE_NUMBER.sub("", line)  # `cat -n`, Read and grep -n prefixes
         if 6 <= len(line) <= 240:
             used = [v for v in values(line) if later.get(v, -1) > step]
             if used:
