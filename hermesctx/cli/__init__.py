@@ -75,13 +75,31 @@ def main() -> None:
     from hermesctx.context import Env
 
     _signal.signal(_signal.SIGTERM, _on_sigterm)
-    args, env = sys.argv[1:], Env.from_process()
+    args, env = hoist_quiet(sys.argv[1:]), Env.from_process()
     status = fast.run(args, env)  # None: a command line for click
     sys.exit(run(args, env) if status is None else status)
 
 
+_QUIET = ("-q", "--quiet")
+
+
+def hoist_quiet(args: list[str]) -> list[str]:
+    """``-q`` / ``--quiet`` given after the subcommand (``hermesctx prune -q FILE``) moved before it,
+    where the group takes it; a ``--`` ends the options, so a file named ``-q`` after it stays."""
+    first = next((k for k, a in enumerate(args) if not a.startswith("-")), None)
+    if first is None:
+        return args
+    end = args.index("--") if "--" in args[first:] else len(args)
+    moved = [a for a in args[first + 1:end] if a in _QUIET]
+    if not moved:
+        return args
+    rest = [a for a in args[first + 1:end] if a not in _QUIET]
+    return [*args[:first], "--quiet", *args[first:first + 1], *rest, *args[end:]]
+
+
 def run(args: list[str], env) -> int:
     """Run one command line against ``env`` through click; return the exit status (never raises)."""
+    args = hoist_quiet(list(args))
 
     def through_click():
         from hermesctx.cli.group import cli

@@ -260,3 +260,15 @@ def test_what_cache_marks_send_path_changed_is_warned_with_its_line(tmp_path):
     report = invoke(["cache-mark", "--report", "-", str(batch)])
     assert [json.loads(line)["wire"] for line in report.stderr.splitlines() if line.startswith("{")] == [
         {"internal keys removed": 1}] * 2
+
+
+def test_quiet_is_taken_after_the_subcommand_too(tmp_path):
+    from hermesctx.cli import hoist_quiet
+
+    assert hoist_quiet(["prune", "-q", "a.json"]) == ["--quiet", "prune", "a.json"]
+    assert hoist_quiet(["-q", "prune", "a.json"]) == ["-q", "prune", "a.json"]
+    assert hoist_quiet(["prune", "--", "-q"]) == ["prune", "--", "-q"]  # a file named -q
+    doc = tmp_path / "a.json"
+    doc.write_text('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "' + "x" * 50 + '"}]')
+    loud, quiet = invoke(["prune", str(doc)]), invoke(["prune", "-q", str(doc)])
+    assert loud.status == quiet.status == 0 and loud.stderr and not quiet.stderr
