@@ -44,9 +44,11 @@ _NOTE_LINES = lazyre.compile(r"\n*" + _LINE_PATTERN)
 
 def note_line(note: dict) -> str:
     """The archive note, as a line of the summary text (a store's span id first: the handle
-    `hermesctx recall --expand` takes)."""
+    `hermesctx recall --expand` takes). The archive is named by its file name: its directory is the
+    user's business, not the model's (``--archive`` says where to look)."""
     span = f"as span {note['span']} " if note.get("span") else ""
-    return (f"[The {note['messages']} messages before this compaction are archived {span}in {note['path']} "
+    name = os.path.basename(note["path"])
+    return (f"[The {note['messages']} messages before this compaction are archived {span}in {name} "
             f"(compressed to {note['compressed_messages']} messages); "
             "`hermesctx compress --expand` restores them.]")
 

@@ -22,6 +22,11 @@ if TYPE_CHECKING:  # read on first use (Context.settings): a command that reads 
     from hermesctx.config import Settings
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 argument``, ``3 arguments`` (``many``: an irregular plural)."""
+    return f"{n:,} {noun if n == 1 else many or noun + 's'}"
+
+
 @record
 class Env:
     stdin: BinaryIO

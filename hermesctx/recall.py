@@ -79,7 +79,9 @@ def run(ctx: Context, request: Request) -> int:
         report = migrate(request.migrate, path)
         for refused in report["refused"]:
             env.warn(f"not imported: {refused}")
-        env.info(f"imported {report['imported']} archive(s) into {report['store']} "
+        from hermesctx.context import plural
+
+        env.info(f"imported {plural(report['imported'], 'archive')} into {report['store']} "
                  f"({report['already']} already there, {len(report['refused'])} refused)")
         env.stdout.write(jsonio.dumps(report))
         return ExitStatus.OK

@@ -686,9 +686,11 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
     if as_json:
         env.stdout.flush()
     extra = ", ".join(f"{n} {severity}" for severity, n in sorted(uncounted.items()))
-    env.stderr.write(f"{counted} problem{'s' * (counted != 1)} in {bad} of {transcripts} "
-                     f"transcript{'s' * (transcripts != 1)}"
-                     + (f" ({extra} not counted)" if extra else "") + "\n")
+    from hermesctx.context import plural
+
+    found_line = (f"{plural(counted, 'problem')} in {bad:,} of {plural(transcripts, 'transcript')}" if counted
+                  else f"no problems in {plural(transcripts, 'transcript')}")
+    env.stderr.write(found_line + (f" ({extra} not counted)" if extra else "") + "\n")
     env.stderr.flush()
     return ExitStatus.CHECK_FAILED if counted else ExitStatus.OK
 

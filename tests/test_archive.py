@@ -39,7 +39,7 @@ def test_file_named_by_content_hash_and_noted(tmp_path):
     assert os.listdir(tmp_path / "arch") == [path.name]  # no temp files left behind
     summary = next(m for m in out if is_summary_content(m.get("content")))
     assert KEY not in summary and not any(k.startswith("_") for m in out for k in m)
-    assert f"[The {len(doc)} messages before this compaction are archived in {path} " \
+    assert f"[The {len(doc)} messages before this compaction are archived in {path.name} " \
            f"(compressed to {len(out)} messages);" in summary["content"]
     assert summary["content"].endswith(END_MARKER)
 

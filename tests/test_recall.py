@@ -4,6 +4,7 @@ store, and `hermesctx recall` (search, --expand, --migrate) through the command 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -60,7 +61,7 @@ def test_three_rounds_form_one_session_and_a_chain(tmp_path):
         for sp, doc in zip(spans, inputs):
             assert s.expand_bytes(sp["span"]) == [jsonio.dumps(m) for m in doc]
     text = summary_of(out)["content"]
-    assert f"archived as span {spans[2]['span']} in {store} (compressed to {len(out)} messages)" in text
+    assert f"archived as span {spans[2]['span']} in {os.path.basename(store)} (compressed to {len(out)} messages)" in text
     assert not any(k.startswith("_") for m in out for k in m)
 
 

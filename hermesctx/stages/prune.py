@@ -424,8 +424,10 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
 
 def describe(report: dict) -> str:
     verb = "would prune" if report.get("dry_run") else "pruned"
-    line = (f"{verb} {report['pruned']} tool results ({report['deduplicated']} duplicates), "
-            f"{report['args_truncated']} arguments truncated")
+    from hermesctx.context import plural
+
+    line = (f"{verb} {plural(report['pruned'], 'tool result')} ({plural(report['deduplicated'], 'duplicate')}), "
+            f"{plural(report['args_truncated'], 'argument')} truncated")
     if report.get("tokens_before") is not None:
         return f"{line}; ~{report['tokens_before']:,} -> ~{report['tokens_after']:,} tokens"
     if report.get("tokens_saved") is not None:

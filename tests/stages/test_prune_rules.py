@@ -145,7 +145,7 @@ def test_cli_tool_heavy_snapshot(snapshot):
                 str(FIXTURES / "prune" / "tool-heavy.json")])
     assert r.status == 0, r.stderr
     # the default line measures only the rewritten messages; --report measures both transcripts
-    assert r.stderr.strip() == "pruned 4 tool results (0 duplicates), 1 arguments truncated; ~1,240 tokens saved"
+    assert r.stderr.strip() == "pruned 4 tool results (0 duplicates), 1 argument truncated; ~1,240 tokens saved"
     assert r.json == snapshot
     reported = invoke(["prune", "--protect-last-n", "3", "--tail-tokens", "0", "--report", "-",
                        str(FIXTURES / "prune" / "tool-heavy.json")])

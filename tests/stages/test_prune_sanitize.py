@@ -232,7 +232,7 @@ def test_cli_sanitize_check_batch():
     assert not any(e.startswith("line 2: ") for e in err)
     assert err[-1] == f"{2 * per_line} problems in 2 of 3 transcripts"
     ok = invoke(["sanitize", "--check"], json.dumps(fixed).encode())
-    assert ok.status == 0 and ok.stderr.strip() == "0 problems in 0 of 1 transcript"
+    assert ok.status == 0 and ok.stderr.strip() == "no problems in 1 transcript"
 
 
 def test_cli_sanitize_jsonl_in_order():

@@ -216,7 +216,7 @@ def test_cli_exit_codes_and_line_format(tmp_path):
         "previous message.",
         "1 problem in 1 of 1 transcript"]
     ok = invoke(["validate", str(FIXTURES.parent.parent / "examples" / "anthropic-session.json")])
-    assert ok.status == 0 and ok.stderr == "0 problems in 0 of 1 transcript\n"
+    assert ok.status == 0 and ok.stderr == "no problems in 1 transcript\n"
 
 
 def test_cli_risk_counts_only_with_strict():
@@ -226,7 +226,7 @@ def test_cli_risk_counts_only_with_strict():
     assert r.stderr.splitlines() == [
         "line 1: messages[0]: OA-EXTRA-KEY (risk): Additional properties are not allowed ('timestamp' was unexpected) "
         "- 'messages[0]'",
-        "0 problems in 0 of 1 transcript (1 risk not counted)"]
+        "no problems in 1 transcript (1 risk not counted)"]
     assert invoke(["validate", "--strict"], body).status == 1
 
 
