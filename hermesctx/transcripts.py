@@ -371,12 +371,21 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
             if keep_going is not None:
                 keep_going.file = name
             try:
-                count += _transform(env, one, fn, sink, pretty=pretty, describe=describe, emit=emit,
-                                    in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
-                                    keep_going=keep_going, file=name)
+                done = _transform(env, one, fn, sink, pretty=pretty, describe=describe, emit=emit,
+                                  in_place=in_place, backup=backup, jsonl=jsonl, formats=formats,
+                                  keep_going=keep_going, file=name)
             except HermesctxError as err:
                 in_file(err, name)
-                raise
+                if keep_going is None or len(paths) == 1:
+                    raise
+                keep_going.file_failed(env, err)  # a file that fails as a whole: the next one goes on
+                continue
+            count += done
+            if keep_going is not None:
+                keep_going.files_done += 1
+                keep_going.documents_done += done
+        if keep_going is not None and len(paths) > 1:
+            keep_going.summary(env)
         ok = True
     finally:
         progress.done()
@@ -474,6 +483,26 @@ class KeepGoing:
         self.mode = mode
         self.failures = 0
         self.file: str | None = None  # the FILE being read, when there are several
+        self.files_done = self.files_failed = self.documents_done = 0
+
+    def file_failed(self, env: Env, err: HermesctxError) -> None:
+        """A FILE that failed as a whole (unreadable, no transcript, refused): said, nothing of it
+        written, and the batch goes on with the next FILE."""
+        self.failures += 1
+        self.files_failed += 1
+        text = str(err).replace("\n", " ")
+        env.stderr.write(f"hermesctx: error: {text} (file skipped)\n")
+        env.stderr.flush()
+
+    def summary(self, env: Env) -> None:
+        """The batch's closing line: files and documents done, failed."""
+        from hermesctx.context import plural
+
+        lines = self.failures - self.files_failed
+        env.stderr.write(f"hermesctx: {plural(self.files_done + self.files_failed, 'file')}: {self.files_done:,} done "
+                         f"({plural(self.documents_done, 'document')}), {self.files_failed:,} failed"
+                         + (f"; {plural(lines, 'line')} failed inside them" if lines else "") + "\n")
+        env.stderr.flush()
 
     def documents(self, env: Env, path: str, jsonl: bool | None, formats: dict) -> Iterator:
         """The documents of ``path``, one line at a time; a line that cannot be read comes as

@@ -272,3 +272,18 @@ def test_quiet_is_taken_after_the_subcommand_too(tmp_path):
     doc.write_text('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "' + "x" * 50 + '"}]')
     loud, quiet = invoke(["prune", str(doc)]), invoke(["prune", "-q", str(doc)])
     assert loud.status == quiet.status == 0 and loud.stderr and not quiet.stderr
+
+
+def test_keep_going_goes_past_a_file_that_fails_as_a_whole_and_sums_up(tmp_path):
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    bad = tmp_path / "b.json"
+    bad.write_text("not json\n")
+    r = invoke(["sanitize", "--keep-going", str(good), str(bad), str(good)])
+    assert r.status == 3  # a failure: exit 3, after every file was read
+    assert len(r.stdout.splitlines()) == 2  # both good files written, nothing of the bad one
+    err = r.stderr.splitlines()
+    assert any("b.json: not JSON" in line and line.endswith("(file skipped)") for line in err)
+    assert err[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"
+    stopped = invoke(["sanitize", str(good), str(bad), str(good)])
+    assert stopped.status == 3 and "3 files" not in stopped.stderr  # without the flag the first failure ends it
