@@ -123,12 +123,14 @@ def _last_assistant(messages: list, head_end: int) -> int:
 def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 20, anchor_user: bool = True) -> int:
     """Index where the tail starts, as Hermes finds it: a walk back under a soft ceiling of 1.5 x the
     budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
-    user (unless ``anchor_user`` is false) and text-bearing assistant messages anchored in the tail."""
+    user and text-bearing assistant messages anchored in the tail. ``anchor_user=False`` (a long
+    autonomous run, whose ask moves after the summary): no user anchor, and the walk stops at the
+    budget itself, not at the soft ceiling."""
     n = len(messages)
     available = max(0, n - head_end - 1)
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
     min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
-    soft = int(budget * 1.5)
+    soft = int(budget * 1.5) if anchor_user else budget
 
     def walk(limit: int, overflow_in_tail: bool) -> tuple[int, int]:
         total, cut = 0, n

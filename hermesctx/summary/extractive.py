@@ -196,16 +196,18 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         if said_lines:
             text += ": " + " | ".join(f"`{x}`" for x in said_lines)
         if c.runs > 1:
-            text += f" ({c.runs} runs"
-            if c.failure_line and c.ok:  # what failed, then what worked: the pair
-                text += f"; failed before with `{c.failure_line}`, then worked"
-            text += ")"
+            text += f" ({c.runs} runs)"
         add(ACTIONS, text, (3 if c.failure_line and c.ok else 1 if said_lines else -1) + (0 if c.ok else 1),
             key=c.command, recency=c.last,
             short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}"
                   + (f": `{one_line(said_lines[-1], 120)}`" if said_lines else ""))
+    for key, failures, worked, pos in led.tried:  # what failed, then what worked: the pair
+        text = f"TRIED `{key}` — failed with " + "; then ".join(f"`{x}`" for x in failures[-3:])
+        add(ACTIONS, f"{text} → then worked: `{worked}`", 5, key=f"tried {key} {pos}", recency=pos,
+            short=f"TRIED `{one_line(key, 70)}` — failed with `{one_line(failures[-1], 120)}` → then worked: "
+                  f"`{one_line(worked, 120)}`")
     for line, pos in {line: pos for pos, line in led.facts}.items():  # each once, at its last reading
-        add(CRITICAL, f"- Read: `{line}`", 2, key=line, recency=pos)
+        add(CRITICAL, f"- Read: `{line}`", 0, key=line, recency=pos)
     for d in dict.fromkeys(led.delegations):
         add(ACTIONS, f"DELEGATE {d}", -1)
     for s in dict.fromkeys(led.searches):

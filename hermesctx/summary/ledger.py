@@ -80,12 +80,16 @@ READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat|head|tail|less|ls|l
 _TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
 # what a command's output says of its outcome: counts, versions, summaries
 _OUTCOME_LINE = lazyre.compile(
-    r"\b\d+ (?:passed|failed|errors?|skipped|tests?|files? changed|insertions?|deletions?|warnings?|problems?|"
-    r"packages?|modules?|rows?|matches|lines?)\b|\bRan \d+ tests?\b|^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|"
+    r"\b\d+ (?:passed|failed|errors?|skipped|(?:doc)?tests?|failures?|files? changed|insertions?|deletions?|"
+    r"warnings?|problems?|packages?|modules?|rows?|matches|lines?|vulnerabilit(?:y|ies))\b|\bRan \d+ tests?\b|"
+    r"^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|\bfound \d+\b|"
     r"\b(?:Successfully|Compiled|Built|Finished|Done in|Installed|Created|Updated|Deleted)\b|"
     r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\bexit(?:ed)? (?:code|status)\b", lazyre.I)
 # a value that a later turn may use: a number of three or more digits, a dotted version, a word with digits
 _VALUE = lazyre.compile(r"(?<![\w.])(?:\d[\d_,.:]*\d\w*|[A-Za-z_][\w-]*\d[\w.-]*)(?![\w])")
+_SETTING = lazyre.compile(r"""^\s*["']?[\w.-]+["']?\s*[:=]\s*(.{3,})$""")
+_WORD = lazyre.compile(r"[A-Za-z_][\w.-]{3,}")
+_PLAIN_VALUES = {"true", "false", "null", "none", "string", "number", "object", "array", "default"}
 _LINE_NUMBER = lazyre.compile(r"^\s*\d+(?:→|\t|:(?=\S))\s*|^[\w./-]+:\d+:")
 _TESTS = lazyre.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", lazyre.I)
 _URL = lazyre.compile(r"https?://[^\s`'\"<>)\]]+")
@@ -97,7 +101,9 @@ _FENCE = lazyre.compile(r"```[\w-]*\n(.*?)```", lazyre.S)
 _DECISION = lazyre.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
                        r"the (?:root )?cause|the fix (?:is|was)|because|so that|rather than|opted|the (?:real )?"
                        r"(?:issue|problem|bug|culprit) (?:is|was)|this means|which means|turns out|caused by|"
-                       r"the reason|fails? (?:because|since|when)|due to|requires?|should be|needs? to be)\b", lazyre.I)
+                       r"the reason|fails? (?:because|since|when)|due to|requires?|should be|needs? to be|"
+                       r"(?:a |the )?(?:different|another|better) approach|since|expects?|so (?:I'll|I will|we))\b",
+                       lazyre.I)
 _CONSTRAINT = lazyre.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
                          r"prefer|avoid)\b", lazyre.I)
 _NEXT = lazyre.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", lazyre.I)
@@ -208,7 +214,7 @@ def error_line(result: str) -> str:
     return lines[0] if lines else ""
 
 
-def outcome_lines(result: str, limit: int = 2) -> list[str]:
+def outcome_lines(result: str, limit: int = 3) -> list[str]:
     """What a command's output says of its outcome (test counts, files changed, versions, "Successfully
     ..."), the last ``limit`` such lines in their order."""
     found = [ln for ln in _lines(result[-20000:]) if len(ln) <= 300 and _OUTCOME_LINE.search(ln)]
@@ -222,6 +228,7 @@ def values(text: str) -> set:
 
 
 ADDED_CHARS = 1200  # at most this much of a change's added text is kept (whole when shorter)
+OUTCOMES_KEPT = 4  # distinct outcome lines kept per command, over its runs
 _TRIVIAL = lazyre.compile(r"^[\s{}()\[\];,.:'\"`<>/*#=+-]*$")
 
 
@@ -229,17 +236,22 @@ def added_lines(old: str, new: str) -> list[str]:
     """The distinctive lines of ``new``: those not in ``old`` (never a prefix they share), trivial lines
     (brackets, punctuation) left out, at most ``ADDED_CHARS`` characters in all."""
     before = {ln.strip() for ln in old.splitlines()}
-    out, size = [], 0
+    lines = []
     for line in new.splitlines():
         text = line.strip()
-        if not text or text in before or _TRIVIAL.match(text):
-            continue
-        if size + len(text) > ADDED_CHARS:
-            break
-        before.add(text)
-        out.append(text)
-        size += len(text) + 1
-    return out
+        if text and text not in before and not _TRIVIAL.match(text):
+            before.add(text)
+            lines.append(text)
+    if sum(len(x) + 1 for x in lines) <= ADDED_CHARS:
+        return lines
+    # too much to keep whole: the longest line (the most distinctive), then the first ones, in order
+    longest = max(lines, key=len)[:ADDED_CHARS]
+    kept, size = {longest}, len(longest)
+    for text in lines:
+        if text not in kept and size + len(text) + 1 <= ADDED_CHARS:
+            kept.add(text)
+            size += len(text) + 1
+    return [x for x in lines if x in kept]
 
 
 def _patch_change(patch: str) -> tuple[str, list[str]]:
@@ -306,6 +318,8 @@ class Ledgers:
     next_step: str = ""
     steps: int = 0
     facts: list = field(default_factory=list)  # (position, line): values read that a later turn uses
+    tried: list = field(default_factory=list)  # (key, failure lines, what then worked, position)
+    pending: dict = field(default_factory=dict)  # key -> the failure lines since its last success
 
     def file(self, path: str, step: int) -> FileEntry:
         path = path.strip().strip("`'\"")
@@ -316,7 +330,20 @@ class Ledgers:
         return entry
 
 
-def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False) -> bool:
+def _tried(ledgers: Ledgers, key: str, step: int, failure: str | None = None, worked: str | None = None) -> None:
+    """What failed and what then worked, paired: a failure's key line waits under ``key`` (a command
+    or a file) until a later success of the same key says what worked."""
+    if failure is not None:
+        lines = ledgers.pending.setdefault(key, [])
+        if failure and failure not in lines:
+            lines.append(failure)
+    elif key in ledgers.pending:
+        lines = ledgers.pending.pop(key)
+        if lines and worked:
+            ledgers.tried.append((key, lines, worked, step))
+
+
+def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False, failure: str = "") -> bool:
     """The files of an apply_patch text; a patch that failed changed nothing (its files count as
     touched, their last change stays)."""
     found = list(_PATCH_FILE.finditer(text))
@@ -324,6 +351,7 @@ def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False) -> b
         body = text[match.end():found[k + 1].start() if k + 1 < len(found) else len(text)]
         entry = ledgers.file(match.group(2), step)
         if bad:
+            _tried(ledgers, entry.path, step, failure=failure)
             continue
         op = match.group(1)
         entry.edits += 1
@@ -333,6 +361,7 @@ def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False) -> b
             entry.change, entry.added = "deleted", []
         else:
             entry.change, entry.added = _patch_change(redact(body[:20000]))
+        _tried(ledgers, entry.path, step, worked=max(entry.added, key=len) if entry.added else None)
     return bool(found)
 
 
@@ -343,9 +372,13 @@ def _value_lines(ledgers: Ledgers, result: str, step: int, later: dict, limit: i
     for line in _lines(result[:30000])[:400]:
         line = _LINE_NUMBER.sub("", line)  # `cat -n`, Read and grep -n prefixes
         if 6 <= len(line) <= 240:
-            used = [v for v in values(line) if later.get(v, -1) > step]
+            found = values(line)
+            setting = _SETTING.match(line)  # `key: value`: its value's words count too
+            if setting:
+                found |= {w for w in _WORD.findall(setting.group(1)) if w.lower() not in _PLAIN_VALUES}
+            used = [v for v in found if later.get(v, -1) > step]
             if used:
-                scored.append((len(max(used, key=len)), line))
+                scored.append((max(map(len, used)), line))
     for _, line in sorted(scored, key=lambda x: -x[0])[:limit]:
         ledgers.facts.append((step, line))
 
@@ -374,11 +407,15 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
             entry.created |= kind == CREATE
             entry.deleted = kind == DELETE
             _record_change(entry, args, kind)
+            _tried(ledgers, entry.path, step, worked=max(entry.added, key=len) if entry.added else None)
+        else:
+            _tried(ledgers, entry.path, step, failure=one_line(error_line(redacted()), 300))
     elif kind == WRITE:  # apply_patch and the like: the files are in the patch
-        _patch_files(_command(args), ledgers, step, bad)
+        _patch_files(_command(args), ledgers, step, bad, one_line(error_line(redacted()), 300) if bad else "")
     elif kind == RUN:
         command = _command(args)
-        if command and ("*** Begin Patch" in command and _patch_files(command, ledgers, step, bad)):
+        if command and ("*** Begin Patch" in command and _patch_files(
+                command, ledgers, step, bad, one_line(error_line(redacted()), 300) if bad else "")):
             command = "apply_patch"
         if command:
             _record_command(ledgers, one_line(redact(command), 160), bad, result, redacted, step)
@@ -452,12 +489,17 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
         outcome = f"failed (exit {code})" if code is not None else "failed"
         entry.first_failure = entry.first_failure or outcome
         entry.failure_line = entry.failure_line or line
-        entry.outcome_lines = [line] if line else []
         ledgers.errors[command] = ErrorEntry(command, f"exit {code}: {line}" if code is not None else line, last=step)
+        if command != "apply_patch":  # (a patch's files wait for their own success)
+            _tried(ledgers, command, step, failure=line)
     else:
         outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
-        entry.outcome_lines = [one_line(x, 300) for x in outcome_lines(redacted())] \
-            if result and not READ_ONLY.match(command) else []
+        said = [one_line(x, 300) for x in outcome_lines(redacted())] if result and not READ_ONLY.match(command) else []
+        # each run's outcome (a timing, a count) may differ: the distinct ones, the latest last
+        entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
+        if command in ledgers.pending:
+            said = said or [one_line(x, 300) for x in _lines(redacted())[-1:]]
+            _tried(ledgers, command, step, worked=said[-1] if said else None)
         if command in ledgers.errors:
             ledgers.errors[command].resolved = True
     entry.outcome, entry.ok = outcome + (f"; {test_line}" if test_line else ""), not bad
@@ -576,7 +618,8 @@ def _later_uses(turns: list) -> dict:
             if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
                 arguments = tc["function"].get("arguments")
                 parts.append(arguments if isinstance(arguments, str) else str(arguments))
-        for value in values("\n".join(parts)[:50000]):
+        text = "\n".join(parts)[:50000]
+        for value in values(text) | set(_WORD.findall(text)):
             last[value] = i
     return last
 

@@ -380,13 +380,15 @@ def test_an_interactive_session_keeps_its_ask_in_place():
 
 def test_a_file_state_cut_by_prune_in_the_tail_is_kept_by_the_summary():
     body = "\n".join(f"    value_{k} = compute_{k}(config)" for k in range(24))
-    msgs = _autonomous_run(n=120, ask_at=8)
-    edit = {"role": "assistant", "content": "Rewriting the loader.", "tool_calls": [
+    msgs = _autonomous_run(n=100, ask_at=8)
+    msgs.append({"role": "user", "content": "Now rewrite the loader and run the suite again."})
+    msgs += [{"role": "assistant", "content": "Rewriting the loader.", "tool_calls": [
         {"id": "w1", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(
-            {"path": "src/loader.py", "content": "def load(config):\n" + body})}}]}
-    msgs[-10:-10] = [edit, {"role": "tool", "tool_call_id": "w1", "content": "written"}]
-    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer(), tail_token_budget=3000, protect_last_n=4)
-    assert report["compressed"] and report["end"] < len(msgs) - 10
+            {"path": "src/loader.py", "content": "def load(config):\n" + body})}}]},
+             {"role": "tool", "tool_call_id": "w1", "content": "written"}]
+    msgs += _autonomous_run(n=24, ask_at=8)[9:]  # more tool turns after it
+    out, report = compress_messages(msgs, summarizer=ExtractiveSummarizer(), tail_token_budget=2000, protect_last_n=4)
+    assert report["compressed"] and report["end"] <= 100 and not report.get("latest_user_moved")
     kept_edit = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "w1")
     assert "value_23" not in kept_edit["tool_calls"][0]["function"]["arguments"]  # prune cut it (Hermes's rule)
     summary = next(m["content"] for m in out if is_summary_content(m.get("content")))

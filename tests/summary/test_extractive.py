@@ -155,7 +155,8 @@ def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
     assert "ValidationError" not in out  # a file's contents are no error
     assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
     assert section(out, "## Blocked") == "- `npm run build` — Command timed out after 2m"
-    assert "RUN `pytest -q` — ok: `10 passed in 0.2s` (2 runs; failed before with `E AssertionError: 3 != 4`, then worked)" in out
+    assert "RUN `pytest -q` — ok: `10 passed in 0.2s` (2 runs)" in out
+    assert "TRIED `pytest -q` — failed with `E AssertionError: 3 != 4` → then worked: `10 passed in 0.2s`" in out
 
 
 def test_injected_text_is_no_ask_and_a_foreign_summary_merges():
@@ -426,6 +427,7 @@ def test_failed_edits_leave_the_last_successful_change_and_outcomes_are_verbatim
                                               "timeout before load(). I'll set 15000 from config.json."}]
     out = summarize(turns)
     assert "last change added: timeout=30" in out and "retries=9" not in section(out, "## Relevant Files")
-    assert "failed before with `src/client.ts(4,1): error TS2304: Cannot find name 'fetchx'.`, then worked" in out
+    assert ("TRIED `npm run build` — failed with `src/client.ts(4,1): error TS2304: Cannot find name 'fetchx'.` → "
+            "then worked: `3 files changed`") in out
     assert "`Compiled successfully in 2.1s`" in out and '"timeout": 15000,' in out
     assert "The issue is that the client ignores the config because it reads timeout before load()." in out
