@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 
 def _call(cid: str, name: str, args: dict) -> dict:
@@ -255,13 +256,36 @@ AGENTS = {"claude-code": claude_code, "codex": codex, "hermes": hermes, "swe-age
           "slash-command": slash_command}
 
 
+# words a continued session renames (round 2 works on ``loader2``, ``money2``...), so that each
+# round's outputs, changes and values are its own, as in a real session (eval/probes.py drops a
+# probe the kept head or tail repeats)
+NOUNS = MODULES + ["money", "invoice", "tax", "currency", "ledger", "report", "db", "models", "migrate", "api",
+                   "table", "join", "keys", "slug", "slugify", "checkout", "tenant", "psycopg", "remark", "site",
+                   "notes", "relkit", "tag", "pool", "auth", "JPY", "VAT", "HAT210", "HAT170", "ZX81QP", "SEA", "JFK"]
+_NOUN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, set(NOUNS)), key=len, reverse=True)) + r")\b")
+_NUMBER = re.compile(r"(?<![\w.])(?<!code )(?<!<returncode>)(?<!exit_code\": )(\d{2,})(?![\w])")
+
+
+def _renamed(value, r: int):
+    """``value`` (a message or any part of one) with round ``r``'s names and figures."""
+    if isinstance(value, str):
+        value = _NOUN.sub(lambda m: f"{m.group(1)}{r + 1}", value)
+        return _NUMBER.sub(lambda m: str(int(m.group(1)) + 7 * r), value)
+    if isinstance(value, dict):
+        return {k: v if k in ("role", "tool_call_id", "id", "type") else _renamed(v, r) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, r) for v in value]
+    return value
+
+
 def transcripts(repeat: int = 3) -> dict[str, list[dict]]:
-    """Every agent's transcript, each ``repeat`` times longer (a session continued in the same style)."""
+    """Every agent's transcript, each ``repeat`` times longer (a session continued in the same style,
+    each round on its own names and figures)."""
     out = {}
     for name, build in AGENTS.items():
         messages = build()
         for r in range(1, repeat):
             more = build(seed=100 * r + len(name))
-            messages += [m for m in more[1:]]
+            messages += [_renamed(m, r) for m in more[1:]]
         out[name] = messages
     return out
