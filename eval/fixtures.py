@@ -289,3 +289,32 @@ def transcripts(repeat: int = 3) -> dict[str, list[dict]]:
             messages += [_renamed(m, r) for m in more[1:]]
         out[name] = messages
     return out
+
+
+def autonomous(messages: int = 200, ask_at: int = 8, seed: int = 9) -> list[dict]:
+    """An autonomous run: the last user ask at index ``ask_at``, then only tool turns (reads,
+    edits, test runs with their outputs) up to ``messages`` messages (issue 28: "compacted past
+    message 100")."""
+    b = _Builder(seed, "/work/etl", "You are Hermes Agent, an intelligent AI assistant created by Nous Research.")
+    b.user("Set up the nightly ETL job.")
+    while len(b.messages) < ask_at:
+        if ask_at - len(b.messages) == 1:
+            b.say("The repository holds one job script.")
+        else:
+            b.tool("terminal", {"command": "ls"}, json.dumps({"output": "etl.py\nREADME.md", "exit_code": 0}))
+    b.user("Port every loader to the new warehouse client, run the tests after each, and don't stop until all pass.")
+    k = 0
+    while len(b.messages) < messages - 1:
+        mod = MODULES[k % len(MODULES)]
+        if k % 3 == 0:
+            b.tool("read_file", {"path": f"{b.root}/loaders/{mod}_{k}.py"},
+                   json.dumps({"content": _code(b.rng, 40), "total_lines": 40}))
+        elif k % 3 == 1:
+            b.tool("patch", {"path": f"{b.root}/loaders/{mod}_{k - 1}.py", "old_string": "client = OldClient()",
+                             "new_string": f"client = WarehouseClient(pool='{mod}_{k}')"}, json.dumps({"success": True}))
+        else:
+            b.tool("terminal", {"command": f"pytest tests/test_{mod}_{k}.py -q"},
+                   json.dumps({"output": f"{k} passed in 0.{k % 10}s", "exit_code": 0}))
+        k += 1
+    b.say("Every loader is ported and its tests pass.")
+    return b.messages[:messages]

@@ -54,7 +54,7 @@ _INJECTED = re.compile(r"^\s*(<[a-z_-]+>|Caveat:|Base directory for this skill|#
                        re.I)
 _WRAPPER = re.compile(r"^(Exit code:? -?\d+|Wall time: .*|Output:|Command: .*|Chunk ID: .*|Process exited with "
                       r"code -?\d+|Original token count: .*|Total output lines: \d+|\[Command finished with exit "
-                      r"code -?\d+\]|</?output>|<returncode>-?\d+</returncode>|Process running with session ID.*)$")
+                      r"code -?\d+\]|</?[a-z_-]+>|<returncode>-?\d+</returncode>|Process running with session ID.*)$")
 _EXIT = re.compile(r"(?:Exit code:?|Process exited with code|exit code|exited with code|<returncode>|"
                    r"\"exit_code\":)\s*(-?\d+)", re.I)
 _FAIL_START = re.compile(r"^\s*(<tool_use_error>|Error:|error:|ERROR:|apply_patch verification failed|"
@@ -62,6 +62,8 @@ _FAIL_START = re.compile(r"^\s*(<tool_use_error>|Error:|error:|ERROR:|apply_patc
 _TOOL_FAIL = re.compile(r"Failed to find expected lines|verification failed|String to replace not found|"
                         r"<tool_use_error>|File has not been read yet|No changes to apply|did not match|"
                         r"could not (?:apply|find)", re.I)
+_CANCELLED = re.compile(r"Sibling tool call errored|The user doesn't want to proceed|Request interrupted by user")
+_LEAD_PATH = re.compile(r"^\S*/\S*?:\s*(?:line \d+:\s*)?")
 _ERROR_LINE = re.compile(r"\b\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bFAIL(?:ED|URE)?\b|\bfailed\b|\bfatal\b|"
                          r"\bpanic\b|\bassert|\btimed? ?out\b|\bTimeout\b|No such file|not found|denied|[Cc]annot |"
                          r"[Cc]ould not|refused|undefined|unexpected|invalid", re.I)
@@ -189,6 +191,8 @@ def result_body(text: str) -> tuple[str, int | None]:
 
 
 def is_failure(body: str, code: int | None) -> bool:
+    if _CANCELLED.search(body[:300]):  # a parallel call cancelled, a call the user refused: nothing ran
+        return False
     if code not in (None, 0):
         return True
     head = body[:600]
@@ -232,7 +236,8 @@ def key_values(body: str, limit: int = 20_000) -> list[tuple[str, str]]:
         for found in _KEY_VALUE.finditer(line):
             key, raw = found.group(1), found.group(2)
             value = raw.strip("\"'")
-            if key.lower() in _NOT_KEYS or len(value) < 3 or value.lower() in _STOP_VALUES:
+            if (key.lower() in _NOT_KEYS or len(value) < 3 or value.lower() in _STOP_VALUES
+                    or "{{" in value or "${" in value):
                 continue
             quoted_name = raw[:1] in "\"'" and re.search(r"[\w][-_./:@][\w]", value)
             if not (re.search(r"\d", value) or quoted_name):
@@ -412,6 +417,8 @@ def draw(messages: list, start: int, end: int) -> Probes:
         shell = _is_shell(a)
         if a.failed:
             line = key_line(a.body)
+            if line and len(line) > SNIPPET:  # a long line: what follows its leading path says more
+                line = _LEAD_PATH.sub("", line, count=1) or line
             if line and len(snippet(line)) >= MIN_PROBE:
                 probes.add("facts", "error", snippet(line), seen)
                 failures.append((a, snippet(line)))

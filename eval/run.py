@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fixtures import autonomous  # noqa: E402
 from fixtures import transcripts as fixture_transcripts  # noqa: E402
 from probes import CATEGORIES, LABELS, distinct, draw, message_text, output_text, survives  # noqa: E402
 
@@ -209,6 +210,19 @@ def forms(name: str, messages: list, args) -> dict | None:
     return {"name": name, **out}
 
 
+def long_run(args) -> str:
+    """Issue 28: a 200-message autonomous run whose last ask sits at message 8 is compacted past
+    message 100 (eval/fixtures.py ``autonomous``)."""
+    messages = autonomous()
+    ask = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+    _, report = compress_messages(messages, summarizer=ExtractiveSummarizer(), protect_last_n=args.protect_last_n,
+                                  tail_token_budget=args.tail_tokens, max_summary_tokens=args.max_summary_tokens)
+    if not report.get("compressed"):
+        return f"{len(messages)} messages, last ask at {ask}: not compacted ({report.get('reason')})"
+    return (f"{len(messages)} messages, last ask at {ask}: compacted [{report['start']}, {report['end']}) - "
+            + ("past" if report["end"] > 100 else "NOT past") + " message 100")
+
+
 # --- the tables ------------------------------------------------------------------------------
 
 def _pct(value: float | None) -> str:
@@ -279,6 +293,7 @@ def report(rows: list[dict], skipped: list[dict], split: str, holdout: list[str]
                   else "n/a (compress's report has no drop_ledger)"))
     if any(r.get("coverage") is not None for r in rows):
         out.append(f"summary_coverage (named/total) vs eval compress kept: {correlation(rows, 'coverage')}")
+    out.append(f"long autonomous run (eval/fixtures.py autonomous): {long_run(args)}")
     for f in forms_rows:
         cells = []
         for form in ("openai", "anthropic"):

@@ -151,3 +151,13 @@ def test_every_system_at_the_same_cut(ev):
         assert row["prune"][cat][0] == row["prune"][cat][1]
     assert abs(row["reduction:truncate"] - row["reduction:compress"]) < 0.02
     assert not row["over_budget"]
+
+
+def test_long_autonomous_run_fixture(ev):
+    messages = ev.fixtures.autonomous()
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    assert len(messages) == 200 and users[-1] == 8
+    args = argparse.Namespace(protect_last_n=10, tail_tokens=4000, max_summary_tokens=10_000)
+    line = ev.run.long_run(args)
+    assert line.startswith("200 messages, last ask at 8: compacted [")
+    assert line.endswith(" message 100")
