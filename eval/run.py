@@ -268,8 +268,10 @@ def correlation(rows: list[dict], key: str) -> str:
         return f"n/a ({len(pairs)} transcripts)"
     try:
         return f"r = {statistics.correlation(*zip(*pairs)):.2f} over {len(pairs)} transcripts"
-    except statistics.StatisticsError as err:
-        return f"n/a ({err})"
+    except statistics.StatisticsError:  # one side is constant
+        xs, ys = zip(*pairs)
+        side, values = ("the report's figure", xs) if len(set(xs)) == 1 else ("the eval's figure", ys)
+        return f"n/a ({side} is {_pct(values[0])} on all {len(pairs)} transcripts)"
 
 
 def row_line(r: dict) -> str:
@@ -294,14 +296,17 @@ def report(rows: list[dict], skipped: list[dict], split: str, holdout: list[str]
     if any(r.get("coverage") is not None for r in rows):
         out.append(f"summary_coverage (named/total) vs eval compress kept: {correlation(rows, 'coverage')}")
     out.append(f"long autonomous run (eval/fixtures.py autonomous): {long_run(args)}")
+    if forms_rows:
+        out += ["", "| same log, compressed as (the longest transcripts) | OpenAI: messages kept | Anthropic: messages "
+                    "kept | assistant turns after the summary (OpenAI / Anthropic) | cut within one turn |",
+                "|---|---|---|---|---|"]
     for f in forms_rows:
-        cells = []
-        for form in ("openai", "anthropic"):
-            v = f.get(form) or {}
-            cells.append(f"{form}: {v['error']}" if "error" in v else
-                         f"{form}: {v['after']}/{v['before']} messages kept, {v['turns_kept']} assistant turns "
-                         f"after the summary, ~{v['tokens'][0]:,} -> ~{v['tokens'][1]:,} tokens")
-        out.append(f"same log as OpenAI and Anthropic ({f['name']}): " + "; ".join(cells))
+        o, a = f.get("openai") or {}, f.get("anthropic") or {}
+        if "error" in o or "error" in a:
+            out.append(f"| {f['name']} | {o.get('error', '')} | {a.get('error', '')} | | |")
+            continue
+        out.append(f"| {f['name']} | {o['after']}/{o['before']} | {a['after']}/{a['before']} | "
+                   f"{o['turns_kept']} / {a['turns_kept']} | {'yes' if abs(o['turns_kept'] - a['turns_kept']) <= 1 else 'no'} |")
     if args.lost:
         out += ["", "lost by compress (first of each category, per transcript):"]
         for r in rows:

@@ -137,6 +137,8 @@ def test_correlation_line(ev):
     rows = [{"ledger": x, "kept:compress": 0.1 + 0.5 * x} for x in (0.2, 0.4, 0.9, 1.0)]
     assert ev.run.correlation(rows, "ledger") == "r = 1.00 over 4 transcripts"
     assert ev.run.correlation(rows[:2], "ledger") == "n/a (2 transcripts)"
+    flat = [{"ledger": 1.0, "kept:compress": k} for k in (0.2, 0.5, 0.7)]  # summary_coverage on main: 100 %
+    assert ev.run.correlation(flat, "ledger") == "n/a (the report's figure is 100 % on all 3 transcripts)"
 
 
 def test_every_system_at_the_same_cut(ev):
