@@ -85,7 +85,8 @@ _CONSTRAINT = re.compile(r"\b(must|never|don'?t|do not|does not need|only|always
                          re.I)
 _DECISION = re.compile(r"\b(the (?:issue|problem|bug|cause|reason|fix) (?:is|was)|because|root cause|instead of|"
                        r"so that|caused by|this means|due to|turns out|I'll use|I will use|going with|decided|"
-                       r"rather than|the culprit|which is why|that's why|the solution)\b", re.I)
+                       r"rather than|the culprit|which is why|that's why|the solution|since|so I'll|so I will|"
+                       r"switch(?:ed)? to|(?:won't|doesn't|didn't|does not|did not) work|a different approach)\b", re.I)
 _NEXT = re.compile(r"\b(next|I'll|I will|let me|let's|now I|going to|then I|remaining|todo|to do|still need|"
                    r"need to|will now)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
