@@ -331,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true", help="one line per transcript too")
     parser.add_argument("--lost", type=int, default=0, metavar="N",
                         help="list up to N probes compress lost per category and transcript")
+    parser.add_argument("--json", metavar="FILE", help="also write every row (lost probes included) as JSON")
     parser.add_argument("--forms", type=int, default=2, metavar="N",
                         help="compress the N longest transcripts as OpenAI and as Anthropic messages (0: none)")
     args = parser.parse_args(argv)
@@ -360,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['name']}: skipped ({r['skip']})")
         print()
     print(report(rows, skipped, args.split, holdout if args.split != "holdout" else [], forms_rows, args))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"split": args.split, "rows": rows, "skipped": skipped,
+                                               "forms": forms_rows, "holdout": holdout}, indent=1) + "\n")
     return 0
 
 
