@@ -163,3 +163,19 @@ def test_long_autonomous_run_fixture(ev):
     line = ev.run.long_run(args)
     assert line.startswith("200 messages, last ask at 8: compacted [")
     assert line.endswith(" message 100")
+
+
+def test_every_probe_is_in_the_transcript_it_came_from(ev):
+    """The uncompressed transcript keeps 100 % (a probe made up by the rules, not quoted, would
+    count as lost by every system)."""
+    pr = ev.probes
+    cases = {**ev.fixtures.transcripts(), "autonomous": ev.fixtures.autonomous(), "hand": transcript()}
+    drawn = 0
+    for messages in cases.values():
+        found = pr.draw(messages, 1, len(messages))
+        text = pr.output_text(messages)
+        for items in found.items.values():
+            for _, probe in items:
+                drawn += 1
+                assert pr.survives(probe, text), probe
+    assert drawn > 100
