@@ -248,6 +248,24 @@ def main_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def done_when(rows: list[dict]) -> str:
+    """Issue 28's first "Done when" line, on these rows: compress keeps >= 65 % overall, every
+    category >= 50 %, more than prune alone, at >= 60 % mean reduction (of the request), with 0
+    summaries over budget."""
+    kept = _fraction(r["compress"][c] for r in rows for c in CATEGORIES) or 0.0
+    prune = _fraction(r["prune"][c] for r in rows for c in CATEGORIES) or 0.0
+    weak = [f"{LABELS[c]} {_pct(v)}" for c in CATEGORIES
+            if (v := _fraction(r["compress"][c] for r in rows)) is not None and v < 0.5]
+    red = statistics.fmean(r["reduction:compress"] for r in rows)
+    over = sum(r["over_budget"] for r in rows)
+    checks = [(kept >= 0.65, f"kept {_pct(kept)} (>= 65 %)"),
+              (not weak, "every category >= 50 %" + (f" (below: {', '.join(weak)})" if weak else "")),
+              (kept > prune, f"more than prune alone ({_pct(kept)} vs {_pct(prune)})"),
+              (red >= 0.6, f"mean reduction of the request {_pct(red)} (>= 60 %)"),
+              (over == 0, f"{over} summaries over budget")]
+    return "; ".join(("yes: " if ok else "NO: ") + text for ok, text in checks)
+
+
 def source_table(rows: list[dict]) -> list[str]:
     lines = ["| source | transcripts | probes | " + " | ".join(SYSTEMS) + " | compress reduction |",
              "|" + "---|" * (len(SYSTEMS) + 4)]
@@ -288,6 +306,7 @@ def report(rows: list[dict], skipped: list[dict], split: str, holdout: list[str]
     out = [f"# make eval: what a successor keeps (split: {split}; {len(rows)} transcripts compacted, "
            f"{len(skipped)} with nothing compacted)", ""]
     out += main_table(rows) + [""] + source_table(rows) + [""]
+    out.append(f"issue 28, done when: {done_when(rows)}")
     over = sum(r["over_budget"] for r in rows)
     out.append(f"summaries over budget (report summary_budget): {over} of {len(rows)}")
     out.append("drop_ledger survived/facts vs eval compress kept: "
