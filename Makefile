@@ -62,10 +62,11 @@ REALLOGS ?= ../shared/real-logs
 reallogs: venv
 	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
 
-# Probe evaluation of the offline summarizer (issue 18; never CI): the fixtures of eval/fixtures.py,
-# or `make eval EVAL_DIR=../shared/real-logs` for a directory of agent logs; EVAL_ARGS="--rows ...".
+# What a successor keeps (issue 28; never CI; docs/eval.md): the logs of EVAL_DIR, else of $(REALLOGS)
+# when present, else the fixtures of eval/fixtures.py; the tune split unless EVAL_ARGS="--split holdout"
+# (or all); EVAL_ARGS="--rows --lost 3" for one line per transcript and what compress lost.
 eval: venv
-	$(BIN)/python eval/run.py $(if $(EVAL_DIR),--dir $(EVAL_DIR)) $(EVAL_ARGS)
+	$(BIN)/python eval/run.py $(if $(or $(EVAL_DIR),$(wildcard $(REALLOGS))),--dir $(or $(EVAL_DIR),$(REALLOGS))) $(EVAL_ARGS)
 
 # Nothing lost on real logs (issue 20; never CI): three rounds of compaction of each transcript into
 # one archive store, every message recovered byte for byte, recall of the middles' files and errors.

@@ -6,7 +6,7 @@ compressed again, then the rest (cuts at user messages). Then:
 
 * recoverable: ``compress --expand`` from the store, repeated until no note is left, must give the
   whole transcript back byte for byte (messages counted);
-* recall: the probes of eval/run.py for files and errors, taken from each round's compacted
+* recall: the name-based probes of eval/names.py for files and errors, taken from each round's compacted
   middle, are searched with ``Store.search`` in the transcript's session; a probe is found when a
   hit is one of that middle's messages (a probe cut at 50 characters loses its cut last word).
   Also the latency of those searches.
@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import load_dir, probes  # noqa: E402
+from names import probes  # noqa: E402
+from run import list_dir, load_dir  # noqa: E402
 
 from hermesctx import jsonio  # noqa: E402
 from hermesctx.archive import StoreArchiver, unwind  # noqa: E402
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scan", action="store_true", help="search by plain scan, as without FTS5")
     parser.add_argument("--rows", action="store_true", help="one line per transcript, with missed probes")
     args = parser.parse_args(argv)
-    sources = load_dir(Path(args.dir), args.exclude)
+    root = Path(args.dir)
+    sources = {name: messages for name, (_, messages) in load_dir(root, list_dir(root, args.exclude)).items()}
     with tempfile.TemporaryDirectory() as tmp:
         path = args.store or str(Path(tmp) / "archive.sqlite")
         rows = [evaluate(name, messages, path, args) for name, messages in sources.items()]

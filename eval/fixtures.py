@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 
 def _call(cid: str, name: str, args: dict) -> dict:
@@ -255,13 +256,65 @@ AGENTS = {"claude-code": claude_code, "codex": codex, "hermes": hermes, "swe-age
           "slash-command": slash_command}
 
 
+# words a continued session renames (round 2 works on ``loader2``, ``money2``...), so that each
+# round's outputs, changes and values are its own, as in a real session (eval/probes.py drops a
+# probe the kept head or tail repeats)
+NOUNS = MODULES + ["money", "invoice", "tax", "currency", "ledger", "report", "db", "models", "migrate", "api",
+                   "table", "join", "keys", "slug", "slugify", "checkout", "tenant", "psycopg", "remark", "site",
+                   "notes", "relkit", "tag", "pool", "auth", "JPY", "VAT", "HAT210", "HAT170", "ZX81QP", "SEA", "JFK"]
+_NOUN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, set(NOUNS)), key=len, reverse=True)) + r")\b")
+_NUMBER = re.compile(r"(?<![\w.])(?<!code )(?<!<returncode>)(?<!exit_code\": )(\d{2,})(?![\w])")
+
+
+def _renamed(value, r: int):
+    """``value`` (a message or any part of one) with round ``r``'s names and figures."""
+    if isinstance(value, str):
+        value = _NOUN.sub(lambda m: f"{m.group(1)}{r + 1}", value)
+        return _NUMBER.sub(lambda m: str(int(m.group(1)) + 7 * r), value)
+    if isinstance(value, dict):
+        return {k: v if k in ("role", "tool_call_id", "id", "type") else _renamed(v, r) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, r) for v in value]
+    return value
+
+
 def transcripts(repeat: int = 3) -> dict[str, list[dict]]:
-    """Every agent's transcript, each ``repeat`` times longer (a session continued in the same style)."""
+    """Every agent's transcript, each ``repeat`` times longer (a session continued in the same style,
+    each round on its own names and figures)."""
     out = {}
     for name, build in AGENTS.items():
         messages = build()
         for r in range(1, repeat):
             more = build(seed=100 * r + len(name))
-            messages += [m for m in more[1:]]
+            messages += [_renamed(m, r) for m in more[1:]]
         out[name] = messages
     return out
+
+
+def autonomous(messages: int = 200, ask_at: int = 8, seed: int = 9) -> list[dict]:
+    """An autonomous run: the last user ask at index ``ask_at``, then only tool turns (reads,
+    edits, test runs with their outputs) up to ``messages`` messages (issue 28: "compacted past
+    message 100")."""
+    b = _Builder(seed, "/work/etl", "You are Hermes Agent, an intelligent AI assistant created by Nous Research.")
+    b.user("Set up the nightly ETL job.")
+    while len(b.messages) < ask_at:
+        if ask_at - len(b.messages) == 1:
+            b.say("The repository holds one job script.")
+        else:
+            b.tool("terminal", {"command": "ls"}, json.dumps({"output": "etl.py\nREADME.md", "exit_code": 0}))
+    b.user("Port every loader to the new warehouse client, run the tests after each, and don't stop until all pass.")
+    k = 0
+    while len(b.messages) < messages - 1:
+        mod = MODULES[k % len(MODULES)]
+        if k % 3 == 0:
+            b.tool("read_file", {"path": f"{b.root}/loaders/{mod}_{k}.py"},
+                   json.dumps({"content": _code(b.rng, 40), "total_lines": 40}))
+        elif k % 3 == 1:
+            b.tool("patch", {"path": f"{b.root}/loaders/{mod}_{k - 1}.py", "old_string": "client = OldClient()",
+                             "new_string": f"client = WarehouseClient(pool='{mod}_{k}')"}, json.dumps({"success": True}))
+        else:
+            b.tool("terminal", {"command": f"pytest tests/test_{mod}_{k}.py -q"},
+                   json.dumps({"output": f"{k} passed in 0.{k % 10}s", "exit_code": 0}))
+        k += 1
+    b.say("Every loader is ported and its tests pass.")
+    return b.messages[:messages]
