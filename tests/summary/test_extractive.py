@@ -303,14 +303,14 @@ def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succee
 
 @pytest.mark.slow
 def test_eval_on_the_fixtures_keeps_its_figures(capsys):
-    """`make eval` on our fixtures (slow: not in CI): >= 90 % of the probes, none over budget."""
+    """`make eval` on our fixtures (slow: not in CI): >= 80 % of the probes, none over budget."""
     sys.path.insert(0, str(ROOT / "eval"))
     import run as evaluation
 
-    assert evaluation.main([]) == 0
+    assert evaluation.main(["--split", "all"]) == 0
     table = capsys.readouterr().out
-    kept = int(re.search(r"\| \*\*overall\*\* \| (\d+) %", table).group(1))
-    assert kept >= 90 and "summaries over budget (any round): 0;" in table
+    kept = int(re.search(r"\| `compress` \(extractive\) \| \*\*(\d+) %", table).group(1))
+    assert kept >= 80 and "summaries over budget (report summary_budget): 0 of" in table
 
 
 def test_a_file_named_absolute_and_relative_is_one_entry():
