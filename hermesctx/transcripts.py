@@ -65,6 +65,8 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
                     data = None                # (/proc): read as a stream, from the start
                     os.lseek(fd, 0, os.SEEK_SET)
             raw = open(fd, "rb", buffering=0) if data is None else None  # (refuses a directory)
+            if raw is not None:
+                raw.name = path  # (not the descriptor: a reader finds the files beside it)
         except OSError:
             os.close(fd)
             raise
