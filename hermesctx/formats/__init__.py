@@ -25,9 +25,11 @@ from hermesctx.formats import (
     _logs,
     anthropic,
     claude_code,
+    cline,
     codex,
     openai,
     opencode_go,
+    openhands,
     responses,
     sharegpt,
 )
@@ -58,9 +60,10 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 # name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
-                                                         opencode_go, anthropic, openai)}
+                                                         opencode_go, openhands, cline, anthropic,
+                                                         openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode_go,)
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode_go, openhands, cline)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
@@ -136,6 +139,8 @@ def detect_document(doc: Any) -> str:
     for agent in AGENT_DOCUMENTS:
         if agent.detect(doc):
             return agent.NAME
+    if cline.is_ui_messages(doc):
+        raise cline.refuse_ui_messages(doc)
     if isinstance(doc, dict):
         if "messages" not in doc:
             if responses.detect(doc):
