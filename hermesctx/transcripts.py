@@ -72,6 +72,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             raise
         if data is not None:
             os.close(fd)
+    except IsADirectoryError:
+        yield _directory(path)
+        return
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if data is not None:
@@ -81,6 +84,15 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
+
+
+def _directory(path: str) -> BinaryIO:
+    """A directory argument: an agent's storage tree (OpenCode's), as the JSON of what it holds."""
+    from hermesctx.formats import opencode
+
+    stream = _stdio.BytesIO(jsonio.dumps(opencode.load_tree(path)))
+    stream.name = path
+    return stream
 
 
 def _small_file(data: bytes, path: str) -> BinaryIO:

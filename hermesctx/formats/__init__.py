@@ -28,6 +28,7 @@ from hermesctx.formats import (
     cline,
     codex,
     openai,
+    opencode,
     opencode_go,
     openhands,
     responses,
@@ -60,10 +61,10 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 # name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
-                                                         opencode_go, openhands, cline, anthropic,
-                                                         openai)}
+                                                         opencode, opencode_go, openhands, cline,
+                                                         anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode_go, openhands, cline)
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
