@@ -477,8 +477,8 @@ def _found(value: Any, found: str, source: str, index: int, line: int | None, ra
     if split is None:
         yield _document(value, found, index, line, raw, convert)
         return
-    for k, record in enumerate(split):
-        yield _document(record, found, index + k, line, None, convert, k + 1)
+    for k, one in enumerate(split):
+        yield _document(one, found, index + k, line, None, convert, k + 1)
 
 
 def _gzipped(stream: Any) -> bool:

@@ -119,7 +119,7 @@ def _messages(role: Any, parts: list, where: str, lost: dict) -> list[dict]:
     reasoning: list[str] = []
     calls: list[dict] = []
     results: list[dict] = []
-    for k, part in enumerate(parts):
+    for part in parts:
         if not isinstance(part, dict):
             bump(lost, "parts that are not objects")
             continue
