@@ -23,6 +23,7 @@ from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
 from hermesctx.formats import (
     _logs,
+    aider,
     anthropic,
     claude_code,
     cline,
@@ -62,9 +63,9 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
                                                          opencode, opencode_go, openhands, cline,
-                                                         anthropic, openai)}
+                                                         aider, anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline)
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
@@ -404,7 +405,7 @@ def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None =
 
 # formats read from their bytes, not as JSON: each module has ``sniff(head)`` (the first
 # bytes of the input) and ``load(stream, name)`` (the value its ``detect`` and ``read`` take)
-BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go,)
+BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go, aider)
 _HEAD = 64
 
 
