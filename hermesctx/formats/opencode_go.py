@@ -243,11 +243,27 @@ def _copy_wal(source: str, target: str) -> None:
             raise InputError(f"the write-ahead log {source} cannot be read: {exc}") from None
 
 
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")  # a write-ahead log's first bytes
+
+
 def sniff(head: bytes) -> bool:
-    """Whether an input's first bytes are a SQLite database's."""
-    return head.startswith(MAGIC)
+    """Whether an input's first bytes are a SQLite database's (or its write-ahead log's)."""
+    return head.startswith(MAGIC) or head[:4] in WAL_MAGIC
 
 
 def load(stream: BinaryIO, name: str | None) -> dict:
     """A database input as the rows :func:`read` takes (:func:`read_database`)."""
+    if _peek4(stream) in WAL_MAGIC:
+        raise InputError("a SQLite write-ahead log (-wal), not a database: no transcript alone",
+                         hint="name the database beside it (opencode.db, crush.db): its log is read with it")
     return read_database(stream, name)
+
+
+def _peek4(stream: Any) -> bytes:
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        return peek(4)[:4]
+    start = stream.tell()
+    head = stream.read(4)
+    stream.seek(start)
+    return head
