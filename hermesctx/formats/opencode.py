@@ -85,6 +85,9 @@ def read(doc: Any, lost: dict) -> dict:
             texts = _texts(msg["parts"], lost)
             if texts:
                 out.append({"role": "user" if role == "user" else str(role), "content": texts})
+    if not any(m["role"] != "system" for m in out):
+        raise InputError(f"an OpenCode session ({_session(msgs[0])}) whose messages say nothing "
+                         "(only step parts): no transcript in it")
     body: dict = {"messages": list(fix_orphans(out, set(), [0]))}
     if model:
         body["model"] = model

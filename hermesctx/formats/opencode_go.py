@@ -59,11 +59,26 @@ def records(doc: Any) -> list | None:
         order.setdefault(row.get("session_id"), []).append(row)
     if len(order) <= 1:
         return None
+    order = {sid: rows for sid, rows in order.items() if any(_said(r) for r in rows)}  # (empty: none)
+    if len(order) <= 1:
+        return None if not order else [{"sessions": [s for s in sessions if s.get("id") in order],
+                                        "messages": next(iter(order.values()))}]
     known = {s.get("id"): s for s in sessions}
     ids = [s.get("id") for s in sorted(sessions, key=_created) if s.get("id") in order]
     ids += [sid for sid in order if sid not in known]
     return [{"sessions": [known[sid]] if sid in known else [], "messages": order[sid]}
             for sid in ids]
+
+
+_SAID = ('"text"', '"reasoning"', '"tool_call"', '"tool_result"', '"image_url"')
+
+
+def _said(row: dict) -> bool:
+    """Whether a row holds a part that says something (not only its finish)."""
+    parts = row.get("parts")
+    if isinstance(parts, str):
+        return any(kind in parts for kind in _SAID)
+    return any(isinstance(p, dict) and f'"{p.get("type")}"' in _SAID for p in parts)
 
 
 def _created(session: dict) -> Any:
@@ -108,6 +123,9 @@ def read(doc: Any, lost: dict) -> dict:
         if role == "assistant" and isinstance(row.get("model"), str) and row["model"]:
             model = row["model"]
         out.extend(_messages(role, parts, where, lost))
+    if not out:
+        raise InputError(f"an OpenCode / Crush session ({session.get('id', 'no id')}) whose "
+                         "messages say nothing (only finish parts): no transcript in it")
     body: dict = {"messages": list(fix_orphans(out, set(), [0]))}
     if model:
         body["model"] = model

@@ -193,3 +193,11 @@ def test_a_gzip_holding_no_transcript_is_named_as_gzip():
     result = invoke(["estimate"], gzip.compress(b"\x00\x01binary"))
     assert result.status == 3
     assert result.stderr.startswith("hermesctx: error: gzip-compressed input that holds no JSON")
+
+
+def test_a_session_that_says_nothing_is_no_document_and_alone_is_refused():
+    canceled = [_row("c1", "s9", "assistant", [{"type": "finish", "data": {"reason": "canceled", "time": 0}}], 30)]
+    docs = _docs(invoke(["convert", "--to", "openai"], export([*ROWS, *canceled])))
+    assert len(docs) == 2  # (s9: nothing to write)
+    result = invoke(["estimate"], export(canceled, []))
+    assert result.status == 3 and "say nothing" in result.stderr
