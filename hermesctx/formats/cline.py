@@ -28,7 +28,9 @@ NAME = "cline"
 PLAIN = False  # read as OpenAI chat
 LOG = False  # a document, not a session log
 
-_MARK = lazyre.compile(r"^\[([^\]\n]{1,300})\] Result:[ \t]*\n?")
+# ``[name] Result:`` or ``[name for 'its argument'] Result:`` (the argument may hold brackets and
+# newlines: a search pattern, a question's text)
+_MARK = lazyre.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:[ \t]*\n?", lazyre.S)
 _OWN_KEYS = ("ts", "metrics", "conversationHistoryIndex", "isSummary")
 _ENV = "<environment_details>"
 

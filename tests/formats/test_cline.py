@@ -68,3 +68,14 @@ def test_ui_messages_alone_is_refused_pointing_to_the_history():
         assert result.status == 3
         assert "ui_messages.json" in result.stderr and "api_conversation_history.json" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_result_marker_whose_argument_holds_brackets_and_newlines():
+    # (as in genuine histories: a search pattern, the text of a question)
+    history = [*HISTORY[:2], {"role": "user", "content": [
+        {"type": "text", "text": "[search_files for 'from ['\"]@/lib['\"]'] Result:\nFound 4 results."},
+        {"type": "text", "text": "[ask_followup_question for '## Phase 1\n\nDone?'] Result:\n<answer>yes</answer>"}],
+        "ts": 3}]
+    messages = json.loads(invoke(["convert", "--to", "openai"], history).stdout)["messages"]
+    assert [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"] == [
+        ("toolu_1", "Found 4 results."), ("toolu_2", "<answer>yes</answer>")]
