@@ -412,9 +412,36 @@ def count_openhands(raw: bytes) -> dict:
     return _tally(calls, results, 0, ask)
 
 
+_CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
+
+
+def count_cline(raw: bytes) -> dict:
+    """An api_conversation_history.json: every ``tool_use``; a result for each of an assistant
+    turn's calls that the next user turn answers (``tool_result`` blocks, or ``[...] Result:``
+    texts, at most one per call)."""
+    doc = json.loads(raw)
+    calls, results, ask = set(), set(), None
+    for msg, following in zip(doc, [*doc[1:], None]):
+        content = msg.get("content") if isinstance(msg.get("content"), list) else []
+        uses = [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        calls.update(uses)
+        if msg.get("role") == "user":
+            for b in content:
+                if b.get("type") == "text" and "<user_message>" in b.get("text", ""):
+                    ask = b["text"].split("<user_message>", 1)[1].split("</user_message>")[0].strip()
+        if not uses or following is None or not isinstance(following.get("content"), list):
+            continue
+        blocks = following["content"]
+        answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
+        marks = sum(1 for b in blocks if b.get("type") == "text" and _CLINE_RESULT.match(b.get("text", "")))
+        results.update(answered or uses[:marks])
+    return _tally(calls, results, 0, ask)
+
+
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
             "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
-            "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands}
+            "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
+            "cline": count_cline}
 
 
 # --- counting what came out ------------------------------------------------------------------
