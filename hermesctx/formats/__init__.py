@@ -320,7 +320,12 @@ def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     if found in PLAIN:
         value = unwrap(value, lost)
     working = value if found in PLAIN else to_openai(value, found, lost)
-    return working, {"format": found, "lost": lost}
+    info = {"format": found, "lost": lost}
+    recorded = getattr(MODULES.get(found), "usage", None)  # an agent's record of its last call
+    usage = recorded(value) if recorded is not None else None
+    if usage:
+        info["usage"] = usage
+    return working, info
 
 
 def output_format(info: dict, target: str | None) -> str:

@@ -65,6 +65,17 @@ def refuse_ui_messages(doc: list) -> InputError:
                       "beside it, in the same task folder")
 
 
+def usage(doc: list) -> dict | None:
+    """The last assistant turn's ``metrics.tokens`` (``prompt``, ``completion``, ``cached``)."""
+    for msg in reversed(doc):
+        metrics = msg.get("metrics") if isinstance(msg, dict) else None
+        tokens = metrics.get("tokens") if isinstance(metrics, dict) else None
+        if isinstance(tokens, dict) and isinstance(tokens.get("prompt"), int):
+            return {"input_tokens": tokens["prompt"], "output_tokens": tokens.get("completion") or 0,
+                    "cache_read_input_tokens": tokens.get("cached") or 0}
+    return None
+
+
 def read(doc: list, lost: dict) -> dict:
     """The messages -> OpenAI chat (through the Anthropic reader once the results are paired)."""
     messages: list[dict] = []

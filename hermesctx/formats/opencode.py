@@ -94,6 +94,20 @@ def read(doc: Any, lost: dict) -> dict:
     return body
 
 
+def usage(doc: Any) -> dict | None:
+    """The last ``step-finish`` part's tokens (its last model call), as Anthropic counts them."""
+    msgs = doc if isinstance(doc, list) else [doc]
+    for msg in reversed(msgs):
+        for part in reversed(msg.get("parts") or []):
+            tokens = part.get("tokens") if isinstance(part, dict) and part.get("type") == "step-finish" else None
+            if isinstance(tokens, dict):
+                cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+                return {"input_tokens": tokens.get("input", 0), "output_tokens": tokens.get("output", 0),
+                        "cache_read_input_tokens": cache.get("read", 0),
+                        "cache_creation_input_tokens": cache.get("write", 0)}
+    return None
+
+
 def _texts(parts: list, lost: dict) -> str:
     texts = []
     for part in parts:

@@ -94,6 +94,19 @@ def read(doc: list, lost: dict) -> dict:
     return body
 
 
+def usage(doc: list) -> dict | None:
+    """The last model response's ``usage`` (LiteLLM's, OpenAI counts: the prompt includes
+    what was cached)."""
+    for event in reversed(doc):
+        meta = event.get("tool_call_metadata") if isinstance(event, dict) else None
+        response = meta.get("model_response") if isinstance(meta, dict) else None
+        counted = response.get("usage") if isinstance(response, dict) else None
+        if isinstance(counted, dict) and isinstance(counted.get("prompt_tokens"), int):
+            return {"input_tokens": counted["prompt_tokens"],
+                    "output_tokens": counted.get("completion_tokens") or 0}
+    return None
+
+
 def _text(event: dict) -> str:
     args = event.get("args")
     content = args.get("content") if isinstance(args, dict) else None

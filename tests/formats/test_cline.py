@@ -79,3 +79,8 @@ def test_a_result_marker_whose_argument_holds_brackets_and_newlines():
     messages = json.loads(invoke(["convert", "--to", "openai"], history).stdout)["messages"]
     assert [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"] == [
         ("toolu_1", "Found 4 results."), ("toolu_2", "<answer>yes</answer>")]
+
+
+def test_estimate_sets_the_last_metrics_beside_its_count():
+    recorded = json.loads(invoke(["estimate"], HISTORY).stdout)["recorded_usage"]
+    assert (recorded["source"], recorded["prompt_tokens"], recorded["output_tokens"]) == ("cline", 10, 2)

@@ -100,3 +100,8 @@ def test_anthropic_output_pairs_every_call():
               for b in m["content"]]
     assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ["call_1", "call_2"]
     assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == ["call_1", "call_2"]
+
+
+def test_estimate_sets_the_last_steps_tokens_beside_its_count():
+    recorded = json.loads(invoke(["estimate"], [USER, ASSISTANT]).stdout)["recorded_usage"]
+    assert (recorded["source"], recorded["prompt_tokens"], recorded["output_tokens"]) == ("opencode", 12, 5)

@@ -93,3 +93,8 @@ def test_anthropic_output_keeps_every_call_and_result():
 def test_estimate_counts_what_compress_reads():
     est = json.loads(invoke(["estimate"], EVENTS).stdout)
     assert est["messages"] == 6 and est["tokens"]["total"] > 30
+
+
+def test_estimate_sets_the_last_responses_usage_beside_its_count():
+    recorded = json.loads(invoke(["estimate"], EVENTS).stdout)["recorded_usage"]
+    assert (recorded["source"], recorded["prompt_tokens"], recorded["output_tokens"]) == ("openhands", 900, 9)
