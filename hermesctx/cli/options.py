@@ -105,7 +105,7 @@ def stage_options(cls, *, shared: bool = False) -> Callable:
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
 
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex",
-                "opencode", "opencode-go", "openhands", "cline", "aider")
+                "opencode", "opencode-go", "openhands", "cline", "aider", "opencode-run")
 TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
 

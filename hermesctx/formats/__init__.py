@@ -31,6 +31,7 @@ from hermesctx.formats import (
     openai,
     opencode,
     opencode_go,
+    opencode_run,
     openhands,
     responses,
     sharegpt,
@@ -61,7 +62,7 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 
 # name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run,
                                                          opencode, opencode_go, openhands, cline,
                                                          aider, anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
@@ -75,7 +76,7 @@ CLAUDE_CODE = claude_code.NAME
 CODEX = codex.NAME
 AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX,
-           *(m.NAME for m in AGENT_DOCUMENTS))
+           *(m.NAME for m in AGENT_DOCUMENTS), opencode_run.NAME)
 LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
