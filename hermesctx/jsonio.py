@@ -308,7 +308,9 @@ def decompressed(stream: BinaryIO) -> BinaryIO:
         return stream
     if head != GZIP_MAGIC:
         return stream
-    return _stdio.BufferedReader(_Gunzip(stream), 1 << 20)  # type: ignore[return-value]
+    inflated = _stdio.BufferedReader(_Gunzip(stream), 1 << 20)
+    inflated.gzipped = True  # type: ignore[attr-defined]  # (an error names it as gzip)
+    return inflated  # type: ignore[return-value]
 
 
 class _Gunzip(_stdio.RawIOBase):
@@ -393,7 +395,7 @@ def read_documents(stream: BinaryIO, *, jsonl: bool | None = None, keep_raw: boo
         if value is INVALID:
             yield _whole(first_raw + stream.read(), keep_raw)
             return
-    yield Document(value, 0, line_no, first_raw if keep_raw else None)
+    yield Document(value, 0, line_no or None, first_raw if keep_raw else None)  # (0: read whole)
     index = 1
     for raw in stream:
         line_no += 1

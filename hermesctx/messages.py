@@ -278,8 +278,24 @@ def _part_text(part: dict) -> str:
         return f"{part.get('name', '')}({dumps_like_json(part.get('input', {}), ensure_ascii=False)})"
     if kind == "thinking":
         return str(part.get("thinking") or "")
+    if kind == "compaction":  # an Anthropic compaction block: its summary is what the model reads
+        content = part.get("content")
+        return content if isinstance(content, str) else ""
     text = part.get("text")
     return text if isinstance(text, str) else ""
+
+
+def last_compaction(messages: list) -> int:
+    """The index of the last message holding a provider's compaction block (Anthropic's
+    ``compaction``: the API drops every block before it), or -1. Stages that restructure a
+    transcript leave it and what precedes it as they are."""
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "compaction"
+                                             for b in content):
+            return i
+    return -1
 
 
 # --- tool calls and results ----------------------------------------------------------------

@@ -65,11 +65,16 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
                     data = None                # (/proc): read as a stream, from the start
                     os.lseek(fd, 0, os.SEEK_SET)
             raw = open(fd, "rb", buffering=0) if data is None else None  # (refuses a directory)
+            if raw is not None:
+                raw.name = path  # (not the descriptor: a reader finds the files beside it)
         except OSError:
             os.close(fd)
             raise
         if data is not None:
             os.close(fd)
+    except IsADirectoryError:
+        yield _directory(path)
+        return
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if data is not None:
@@ -79,6 +84,15 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
         yield jsonio.decompressed(handle)
+
+
+def _directory(path: str) -> BinaryIO:
+    """A directory argument: an agent's storage tree (OpenCode's), as the JSON of what it holds."""
+    from hermesctx.formats import opencode
+
+    stream = _stdio.BytesIO(jsonio.dumps(opencode.load_tree(path)))
+    stream.name = path
+    return stream
 
 
 def _small_file(data: bytes, path: str) -> BinaryIO:

@@ -55,6 +55,14 @@ EXPECTED = [
     ("pydantic-ai-cassettes", "anthropic__*.json", "anthropic"),
     ("pydantic-ai-cassettes", "openai_responses__*.json", "responses"),
     ("pydantic-ai-cassettes", "*.yaml", None),  # VCR cassettes: their bodies are the *.derived.json
+    ("aider-*", ".aider.*", "aider"),
+    ("cline-*", "*.json", "cline"),
+    ("opencode-go-*", "*.db.gz", "opencode-go"),
+    ("opencode-go-*", "*.db-wal.gz", "opencode-go"),  # refused: the database beside it is the store
+    ("opencode-go-*", "*.derived.json", "opencode-go"),
+    ("opencode-*", "*.derived.json", "opencode"),
+    ("opencode-*", "CONVO.md", "opencode"),  # refused: a client's console log around the messages
+    ("openhands-*", "*.json", "openhands"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
@@ -65,6 +73,9 @@ REFUSED = [
     # genuine, but only session titles: no message, and no API takes an empty list (D12, D14)
     ("claude-history-kfischer", "be89c3cd-*", "summaries-only Claude Code file: no message"),
     ("sniffly-chiphuyen", "ff71dbed-*", "summaries-only Claude Code file: no message"),
+    ("cline-*", "ui_messages.json", "Cline's UI events alone: its api_conversation_history.json is the transcript"),
+    ("opencode-go-*", "*.db-wal.gz", "a SQLite write-ahead log alone: the database beside it is read"),
+    ("opencode-*", "CONVO.md", "an Electron client's console log (the messages are the *.derived.json)"),
 ]
 
 COMMANDS = [
@@ -327,8 +338,110 @@ def _claude_counter():
     return count, "reallogs_claude"
 
 
+def count_aider(raw: bytes) -> dict:
+    """Aider has no tool calls: the last typed prompt (``#### `` lines of the chat history, the
+    last ``USER`` message of the last request of the LLM history)."""
+    text = raw.decode("utf-8")
+    ask = None
+    if text.lstrip().startswith("# aider chat started at"):
+        for line in text.splitlines():
+            if line.startswith("#### ") and not line[5:].startswith("/"):
+                ask = line[5:].rstrip()
+    else:
+        last = text.rsplit("\nTO LLM ", 1)[-1].split("\nLLM RESPONSE ", 1)[0]
+        block = last.split("\n-------\n")
+        users = [b for b in block if b.startswith("USER ")]
+        if users:
+            ask = "\n".join(line[5:] for line in users[-1].splitlines())[:200].rstrip()
+    return {"calls": 0, "results": 0, "server": 0, "unanswered": 0, "ask": ask}
+
+
+def count_opencode_go(path: Path) -> dict:
+    """The ``tool_call`` and ``tool_result`` parts of every message row: of the JSON export, or
+    of the database itself (unzipped with its WAL into a temporary directory)."""
+    import sqlite3
+
+    if path.name.endswith(".json"):
+        rows = json.loads(path.read_bytes())["messages"]
+        parts = [p for r in rows for p in (json.loads(r["parts"]) if isinstance(r["parts"], str) else r["parts"])]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "x.db"
+            db.write_bytes(read_bytes(path))
+            wal = path.parent / path.name.replace(".db.gz", ".db-wal.gz")
+            if wal.exists():
+                Path(str(db) + "-wal").write_bytes(read_bytes(wal))
+            con = sqlite3.connect(db)
+            parts = [p for (text,) in con.execute("select parts from messages") for p in json.loads(text)]
+            con.close()
+    calls = {p["data"]["id"] for p in parts if p.get("type") == "tool_call"}
+    results = {p["data"]["tool_call_id"] for p in parts if p.get("type") == "tool_result"}
+    return _tally(calls, results, 0, None)
+
+
+count_opencode_go.wants_path = True  # type: ignore[attr-defined]
+
+
+def count_opencode(raw: bytes) -> dict:
+    """``tool`` parts (a call; its result once completed or failed) of ``{info, parts}`` messages."""
+    doc = json.loads(raw)
+    calls, results = set(), set()
+    for msg in doc if isinstance(doc, list) else [doc]:
+        for part in msg.get("parts") or []:
+            if part.get("type") == "tool":
+                calls.add(part.get("callID"))
+                if (part.get("state") or {}).get("status") in ("completed", "error"):
+                    results.add(part.get("callID"))
+    return _tally(calls, results, 0, None)
+
+
+def count_openhands(raw: bytes) -> dict:
+    """Actions with ``tool_call_metadata`` are calls; observations whose ``cause`` is one of them
+    are results; the last ``message`` action of the user is the ask."""
+    calls, results, ask, ids = set(), set(), None, {}
+    for event in json.loads(raw):
+        meta = event.get("tool_call_metadata")
+        if "action" in event:
+            if meta:
+                calls.add(meta["tool_call_id"])
+                ids[event["id"]] = meta["tool_call_id"]
+            elif event.get("action") == "message" and event.get("source") == "user":
+                ask = (event.get("args") or {}).get("content") or event.get("message")
+        elif event.get("cause") in ids:
+            results.add(ids[event["cause"]])
+    return _tally(calls, results, 0, ask)
+
+
+_CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
+
+
+def count_cline(raw: bytes) -> dict:
+    """An api_conversation_history.json: every ``tool_use``; a result for each of an assistant
+    turn's calls that the next user turn answers (``tool_result`` blocks, or ``[...] Result:``
+    texts, at most one per call)."""
+    doc = json.loads(raw)
+    calls, results, ask = set(), set(), None
+    for msg, following in zip(doc, [*doc[1:], None]):
+        content = msg.get("content") if isinstance(msg.get("content"), list) else []
+        uses = [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        calls.update(uses)
+        if msg.get("role") == "user":
+            for b in content:
+                if b.get("type") == "text" and "<user_message>" in b.get("text", ""):
+                    ask = b["text"].split("<user_message>", 1)[1].split("</user_message>")[0].strip()
+        if not uses or following is None or not isinstance(following.get("content"), list):
+            continue
+        blocks = following["content"]
+        answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
+        marks = sum(1 for b in blocks if b.get("type") == "text" and _CLINE_RESULT.match(b.get("text", "")))
+        results.update(answered or uses[:marks])
+    return _tally(calls, results, 0, ask)
+
+
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
-            "sharegpt": count_sharegpt, "openai": count_chat}
+            "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
+            "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
+            "cline": count_cline}
 
 
 # --- counting what came out ------------------------------------------------------------------
@@ -418,7 +531,7 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
     name = str(path)
     row: dict = {"file": f"{path.parent.name}/{path.name}", "fails": []}
     try:
-        truth = counter(raw)
+        truth = counter(path) if getattr(counter, "wants_path", False) else counter(raw)
     except Exception as exc:  # noqa: BLE001 (a counter that cannot read the file is reported)
         truth = None
         row["fails"].append(f"counter: {type(exc).__name__}: {exc}")

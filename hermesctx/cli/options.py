@@ -26,7 +26,7 @@ def _stack(*decorators: Callable) -> Callable:
 
 
 input_options = _stack(
-    click.argument("input", nargs=-1, metavar="[FILE]...", type=click.Path(dir_okay=False, allow_dash=True)),
+    click.argument("input", nargs=-1, metavar="[FILE]...", type=click.Path(allow_dash=True)),
     click.option("--jsonl/--no-jsonl", "jsonl", default=None,
                  help="Treat input as JSON Lines, one transcript per line (default: detected)."),
 )
@@ -104,7 +104,8 @@ def stage_options(cls, *, shared: bool = False) -> Callable:
 
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
 
-FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex")
+FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex",
+                "opencode", "opencode-go", "openhands", "cline", "aider", "opencode-run")
 TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
 

@@ -17,9 +17,25 @@ Two kinds of input:
 
 from __future__ import annotations
 
+import io as _stdio
+
 from hermesctx import jsonio
 from hermesctx.errors import InputError, UsageError
-from hermesctx.formats import _logs, anthropic, claude_code, codex, openai, responses, sharegpt
+from hermesctx.formats import (
+    _logs,
+    aider,
+    anthropic,
+    claude_code,
+    cline,
+    codex,
+    openai,
+    opencode,
+    opencode_go,
+    opencode_run,
+    openhands,
+    responses,
+    sharegpt,
+)
 from hermesctx.formats._common import describe_lost, describe_value, quiet
 from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
@@ -46,8 +62,11 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 
 # name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex,
-                                                         anthropic, openai)}
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run,
+                                                         opencode, opencode_go, openhands, cline,
+                                                         aider, anthropic, openai)}
+# agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
@@ -56,7 +75,8 @@ SHAREGPT = sharegpt.NAME
 CLAUDE_CODE = claude_code.NAME
 CODEX = codex.NAME
 AUTO = "auto"
-FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX)
+FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX,
+           *(m.NAME for m in AGENT_DOCUMENTS), opencode_run.NAME)
 LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
@@ -119,6 +139,11 @@ def detect_document(doc: Any) -> str:
         raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
     if sharegpt.detect(doc):
         return SHAREGPT
+    for agent in AGENT_DOCUMENTS:
+        if agent.detect(doc):
+            return agent.NAME
+    if cline.is_ui_messages(doc):
+        raise cline.refuse_ui_messages(doc)
     if isinstance(doc, dict):
         if "messages" not in doc:
             if responses.detect(doc):
@@ -136,7 +161,37 @@ def detect_document(doc: Any) -> str:
             return SHAREGPT
         if doc and all(isinstance(item, dict) and "role" not in item for item in doc) and not is_lenient():
             raise InputError(f"{describe_value(doc)}: not chat messages", hint=_container_hint(doc))
-    return detect_line(doc) or _chat_format(doc)
+    found = detect_line(doc)
+    if found is None:
+        _check_readable(doc)
+        found = _chat_format(doc)
+    return found
+
+
+# what a chat message says through (a message with none of them holds nothing this project reads)
+_CONTENT_KEYS = ("content", "tool_calls", "tool_call_id", "function_call")
+
+
+def _check_readable(doc: Any) -> None:
+    """Refuse chat messages none of which holds a key this project reads its content from
+    while they hold others (``{role, parts}``, ...): read as chat, they would be written back
+    as empty messages with exit 0."""
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if not isinstance(messages, list) or not messages:
+        return
+    others: list = []
+    for msg in messages:
+        if not isinstance(msg, dict):
+            return
+        for key in msg:
+            if key in _CONTENT_KEYS:
+                return
+            if key not in ("role", "name") and key not in others:
+                others.append(key)
+    if others:
+        raise InputError(f"{describe_value(messages)}: no message has a content this project "
+                         f"reads (content, tool_calls); they hold {', '.join(map(str, others[:6]))}",
+                         hint="not a transcript format hermesctx knows (see --from)")
 
 
 def detect_quick(doc: Any, raw: bytes | None = None) -> str:
@@ -266,7 +321,12 @@ def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     if found in PLAIN:
         value = unwrap(value, lost)
     working = value if found in PLAIN else to_openai(value, found, lost)
-    return working, {"format": found, "lost": lost}
+    info = {"format": found, "lost": lost}
+    recorded = getattr(MODULES.get(found), "usage", None)  # an agent's record of its last call
+    usage = recorded(value) if recorded is not None else None
+    if usage:
+        info["usage"] = usage
+    return working, info
 
 
 def output_format(info: dict, target: str | None) -> str:
@@ -307,6 +367,11 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
         if source in LOG_FORMATS:
             raise UsageError(f"a {source} session log is JSON Lines: drop --no-jsonl")
         return None
+    loader = _byte_format(stream, source)
+    if loader is not None:  # read whole: a Rest holding its value alone
+        name = getattr(stream, "name", None)
+        value = loader.load(stream, name if isinstance(name, str) else None)
+        return Rest([], _stdio.BytesIO(), parsed=([], b"", value))
     if source not in _LOG_SOURCES:
         return Rest([], stream)
     start = tell(stream)
@@ -331,8 +396,9 @@ def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None =
                    warn: Warn = quiet) -> Iterator[FormatDocument]:
     """Yield the transcripts of ``stream`` in format ``source`` (``auto``: detected).
 
-    A session log gives one document (``line`` None) holding the whole log as OpenAI messages.
-    Other documents: see :func:`documents`."""
+    A session log gives one document (``line`` None) holding the whole log as OpenAI messages;
+    a file that is no JSON but an agent's own (a SQLite session store, an Aider chat) is told by
+    its first bytes (:data:`BYTE_FORMATS`). Other documents: see :func:`documents`."""
     opened = open_log(stream, source=source, jsonl=jsonl, warn=warn,
                       include_sidechains=include_sidechains, all_segments=all_segments)
     if isinstance(opened, LogStream):
@@ -341,6 +407,36 @@ def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None =
         return
     yield from documents(opened if opened is not None else stream, source=source, jsonl=jsonl,
                          keep_raw=keep_raw, convert_documents=convert_documents)
+
+
+# formats read from their bytes, not as JSON: each module has ``sniff(head)`` (the first
+# bytes of the input) and ``load(stream, name)`` (the value its ``detect`` and ``read`` take)
+BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go, aider)
+_HEAD = 64
+
+
+def _byte_format(stream: Any, source: str) -> ModuleType | None:
+    head = _peek(stream, _HEAD)
+    for candidate in BYTE_FORMATS:
+        if source in (AUTO, candidate.NAME) and candidate.sniff(head):
+            return candidate
+    return None
+
+
+def _peek(stream: Any, size: int) -> bytes:
+    """The first ``size`` bytes of ``stream``, not consumed (b"" when it cannot tell)."""
+    peek = getattr(stream, "peek", None)
+    try:
+        if peek is not None:
+            return peek(size)[:size]
+        if stream.seekable():
+            start = stream.tell()
+            head = stream.read(size)
+            stream.seek(start)
+            return head
+    except (OSError, ValueError, AttributeError):
+        pass
+    return b""
 
 
 def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, keep_raw: bool = False,
@@ -354,6 +450,8 @@ def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, kee
     ``info["format"]`` is the format read."""
     docs = jsonio.read_documents(stream, jsonl=jsonl, keep_raw=keep_raw or source == AUTO,
                                  first=getattr(stream, "parsed", None))
+    if _gzipped(stream):
+        docs = _named_gzip(docs)
     first: str | None = None
     shared: dict = {}
     index = 0
@@ -374,13 +472,48 @@ def documents(stream: Any, *, source: str = AUTO, jsonl: bool | None = None, kee
             yield FormatDocument(doc.data, index, doc.line, raw, info=shared)
             index += 1
             continue
-        if found == SHAREGPT and sharegpt.is_records(doc.data, loose=source == SHAREGPT):
-            for k, record in enumerate(doc.data):
-                yield _document(record, found, index, doc.line, None, convert_documents, k + 1)
-                index += 1
-            continue
-        yield _document(doc.data, found, index, doc.line, raw, convert_documents)
-        index += 1
+        for out in _found(doc.data, found, source, index, doc.line, raw, convert_documents):
+            yield out
+            index += 1
+
+
+def _found(value: Any, found: str, source: str, index: int, line: int | None, raw: bytes | None,
+           convert: bool) -> Iterator[FormatDocument]:
+    """The transcripts of one document of format ``found``: itself, or each record of it."""
+    split = _records(value, found, source)
+    if split is None:
+        yield _document(value, found, index, line, raw, convert)
+        return
+    for k, one in enumerate(split):
+        yield _document(one, found, index + k, line, None, convert, k + 1)
+
+
+def _gzipped(stream: Any) -> bool:
+    return bool(getattr(stream, "gzipped", False) or getattr(getattr(stream, "stream", None),
+                                                             "gzipped", False))
+
+
+def _named_gzip(docs: Iterator[jsonio.Document]) -> Iterator[jsonio.Document]:
+    """``docs``, an error before the first one naming the input as gzip (what it holds is no
+    transcript: a gzip of anything else is not read as text with a bare UTF-8 error)."""
+    try:
+        first = next(docs, None)
+    except InputError as err:
+        if "gzip" not in err.message:
+            err.message = f"gzip-compressed input that holds no JSON transcript: {err.message}"
+        raise
+    if first is not None:
+        yield first
+        yield from docs
+
+
+def _records(value: Any, found: str, source: str) -> list | None:
+    """The transcripts one document of format ``found`` holds, when it holds several (a JSON
+    array of ShareGPT records, the sessions of an agent's store), else None."""
+    if found == SHAREGPT:
+        return value if sharegpt.is_records(value, loose=source == SHAREGPT) else None
+    split = getattr(MODULES.get(found), "records", None)
+    return split(value) if split is not None else None
 
 
 def _document(value: Any, found: str, index: int, line: int | None, raw: bytes | None,

@@ -81,3 +81,15 @@ def describe_value(value: Any) -> str:
         kinds = sorted({type(v).__name__ for v in value})
         return f"a JSON array of {len(value)} value{'s' * (len(value) != 1)} ({', '.join(kinds)})"
     return f"a JSON {type(value).__name__}"
+
+
+def refuse_opaque(what: str) -> None:
+    """A provider's opaque compaction item met on the way to another format: refused (exit 3,
+    naming it), unless ``--lenient``, where the caller drops it and counts it in ``lost``."""
+    from hermesctx.errors import InputError
+    from hermesctx.messages import is_lenient
+
+    if not is_lenient():
+        raise InputError(f"{what} cannot be translated to chat messages or another provider",
+                         hint="send it back to that provider as it is, or --lenient to drop it "
+                         "with a warning")

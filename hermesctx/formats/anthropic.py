@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import chain
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import AS_TEXT, bump, server_side_item, server_side_text
+from hermesctx.formats._common import AS_TEXT, bump, refuse_opaque, server_side_item, server_side_text
 from hermesctx.jsonio import dumps_like_json, loads_like_json
 from hermesctx.messages import check_convertible
 from hermesctx.messages import detect_format as _chat_format
@@ -165,6 +165,10 @@ def message_to_openai(msg: dict, lost: dict) -> list[dict]:
             elif is_server_block(kind):
                 texts.append(server_side_text(block))
                 bump(lost, "server-side tool blocks" + AS_TEXT)
+            elif kind == "compaction":
+                refuse_opaque("an Anthropic compaction block (server-side compaction: the API "
+                              "drops every block before it)")
+                bump(lost, "Anthropic compaction blocks")
             else:
                 bump(lost, f"{kind} blocks")
         out: dict = {"role": "assistant",

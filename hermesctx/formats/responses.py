@@ -12,7 +12,7 @@ into one assistant message, as parallel calls. Items the API ran itself (``web_s
 from __future__ import annotations
 
 from hermesctx.errors import InputError
-from hermesctx.formats._common import AS_TEXT, bump, server_side_text
+from hermesctx.formats._common import AS_TEXT, bump, refuse_opaque, server_side_text
 from hermesctx.jsonio import dumps_like_json
 from hermesctx.messages import part_type
 
@@ -118,8 +118,11 @@ def _parts(content: Any, lost: dict) -> Any:
 class Folder:
     """Folds items one at a time into OpenAI messages (used by the Codex reader too)."""
 
-    def __init__(self, lost: dict):
+    def __init__(self, lost: dict, *, opaque_refused: bool = False):
         self.lost = lost
+        # a compaction item (encrypted: only OpenAI reads it) refused unless --lenient, rather
+        # than dropped with a warning (a Codex rollout's replacement history: dropped, warned)
+        self.opaque_refused = opaque_refused
         self.messages: list[dict] = []  # not yet drained
         self.started = False  # whether any message was made
         self._reasoning: list[str] = []
@@ -210,6 +213,9 @@ class Folder:
                 else:
                     self._open["content"] = f"{content}\n\n{text}" if content else text
         elif kind == "compaction":
+            if self.opaque_refused:
+                refuse_opaque("an OpenAI compaction item (encrypted_content: only OpenAI's "
+                              "Responses API reads it)")
             bump(self.lost, "encrypted compaction items")
         else:
             bump(self.lost, f"{kind} items")
@@ -257,7 +263,7 @@ class Folder:
 def read(doc: Any, lost: dict) -> dict:
     """A list of items, or a body/response with ``input``/``output`` items (and
     ``instructions``), -> ``{"messages": [...]}`` plus the body's other keys."""
-    folder = Folder(lost)
+    folder = Folder(lost, opaque_refused=True)
     out: dict = {}
     if isinstance(doc, list):
         items = doc

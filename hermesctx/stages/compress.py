@@ -24,6 +24,7 @@ from hermesctx.errors import UpstreamError
 from hermesctx.messages import (
     IMAGE_PART_TYPES,
     check_messages,
+    last_compaction,
     messages_of,
     part_type,
     with_messages,
@@ -525,11 +526,20 @@ def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n:
     """The ``compress`` stage on a document: ``(new_doc, report)``."""
     messages = messages_of(doc)
     check_messages(messages)
-    new, report = compress_messages(messages, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
+    # a provider's compaction block is never summarized, split or merged: what follows its
+    # message is compressed, it and what precedes it (which its API drops) stay as they are
+    kept = last_compaction(messages) + 1
+    rest = messages[kept:] if kept else messages
+    new, report = compress_messages(rest, summarizer=summarizer, fallback_summarizer=fallback_summarizer,
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
                                     focus=focus, today=today, archive=archive, hermes_note=hermes_note,
                                     allow_fallback=allow_fallback)
+    if kept:
+        report["kept_through_provider_compaction"] = kept
+        if new is rest:
+            return doc, report
+        new = [*messages[:kept], *new]
     return (doc if new is messages else with_messages(doc, new)), report
 
 

@@ -28,7 +28,11 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
         if found in formats.PLAIN:  # checked as given, so an error names the input's own index
             doc = formats.writable(doc, target, lost)
         if found == target and found in formats.TARGETS:
-            return doc, _report(found, target, formats.to_openai(doc, found, {}), lost)
+            from hermesctx.messages import lenient_input
+
+            with lenient_input():  # (only counted: what only its provider reads stays as it is)
+                seen = formats.to_openai(doc, found, {})
+            return doc, _report(found, target, seen, lost)
         openai = formats.to_openai(doc, found, lost)
     out = formats.from_openai(openai, target, lost)
     return out, _report(found, target, openai, lost)

@@ -65,6 +65,7 @@ RULES: dict[str, str] = {
     "AN-THINK-FINAL-TURN": RISK,
     "AN-THINK-PREFIX": RISK,
     "AN-MISSING-PARAM": INFO,
+    "AN-COMPACTION": REJECT,
 }
 PAIRING_RULES = frozenset(rule for rule in RULES if rule.startswith(("OA-TOOL-", "AN-TOOL-")))
 
@@ -695,6 +696,9 @@ class _AnthropicWalk:
                          f"{where}.cache_control: cache_control may not be specified within "
                          "`tool_result.content`. Instead, place it directly on `tool_result`")
             self.cache_control(path, block["cache_control"])
+        if kind == "compaction" and not allowed:
+            _compaction_block(sink, path, block)
+            return kind
         if not isinstance(kind, str) or kind not in _AN_BLOCKS or (allowed and kind not in allowed):
             if isinstance(kind, str) and kind in _AN_OTHER_BLOCKS and not allowed:
                 return kind
@@ -766,6 +770,21 @@ class _AnthropicWalk:
             return
         for k, inner in enumerate(content):
             self.block(f"{path}.content[{k}]", inner, _AN_RESULT_CONTENT, nested=True)
+
+
+def _compaction_block(sink: _Sink, path: str, block: dict) -> None:
+    """AN-COMPACTION: a ``compaction`` block, the summary server-side compaction wrote (beta
+    ``compact-2026-01-12``, https://platform.claude.com/docs/en/build-with-claude/compaction):
+    ``{"type": "compaction", "content": str | null}`` (``cache_control`` allowed), passed back
+    unchanged in an assistant message; the API drops every block before it."""
+    where = _an_path(path)
+    for key in block:
+        if key not in ("type", "content", "cache_control"):
+            sink.add(path, "AN-COMPACTION", f"{where}.compaction.{key}: Extra inputs are not permitted")
+    if "content" not in block:
+        sink.add(path, "AN-COMPACTION", f"{where}.compaction.content: Field required")
+    elif block["content"] is not None and not isinstance(block["content"], str):
+        sink.add(path, "AN-COMPACTION", f"{where}.compaction.content: Input should be a valid string")
 
 
 def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
@@ -849,6 +868,9 @@ def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
             kind = walk.block(bpath, block)
             if kind in _THINKING:
                 has_thinking = True
+            if kind == "compaction" and role != "assistant":
+                sink.add(bpath, "AN-COMPACTION", f"messages.{i}.content.{j}: a `compaction` block "
+                         "is only accepted in an `assistant` message")
             if (role == "user" and kind in ("tool_use", "thinking", "redacted_thinking")) \
                     or (role == "assistant" and kind == "tool_result"):
                 sink.add(bpath, "AN-BLOCK-ROLE",

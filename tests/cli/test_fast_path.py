@@ -122,7 +122,7 @@ def test_all_options_of_a_command_at_once(tmp_path):
     ["prune", "--", "a.json"], ["prune", "-qm", "gpt-4o"], ["prune", "-mgpt-4o"], ["prune", "--model", "--pretty"],
     ["estimate", "--context-length", "0"], ["estimate", "--threshold", "nan"], ["compress", "--threshold", "inf"],
     ["--version"], ["--help"], [], ["-q"], ["nope", "a.json"], ["run", "a.json"], ["config", "show"],
-    ["--nope", "prune"], ["prune", "tests"],  # a directory where a file is wanted
+    ["--nope", "prune"], ["cache-mark", "--against", "tests", "a.json"],  # a directory where a file is wanted
 ])
 def test_what_the_fast_parser_is_not_sure_of_goes_to_click(args):
     assert fast.parse(args, {}) is None

@@ -401,5 +401,5 @@ def test_every_format_module_has_the_same_face():
         assert hasattr(mod, "Reader") == mod.LOG
         assert hasattr(mod, "write") == hasattr(mod, "stream") == (name in formats.TARGETS)
     assert formats.TARGETS == ("openai", "anthropic", "sharegpt")
-    assert formats.LOG_FORMATS == ("claude-code", "codex")
+    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run")
     assert set(formats.PLAIN) == {"openai", "anthropic"}

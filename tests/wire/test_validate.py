@@ -115,6 +115,10 @@ CASES = {
                             {**THOUGHT, "thinking": {"type": "enabled", "budget_tokens": 2000}}, None),
     "AN-THINK-PREFIX": (AN, {**THOUGHT, "system": "changed"}, {**THOUGHT, "system": [text("S", cache_control=CC)]}, THOUGHT),
     "AN-MISSING-PARAM": (AN, {"messages": [{"role": "user", "content": "q"}]}, an({"role": "user", "content": "q"}), None),
+    "AN-COMPACTION": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "compaction", "content": 7}]},
+                             {"role": "user", "content": "go on"}),
+                      an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "compaction", "content": "Summary."}]},
+                         {"role": "user", "content": "go on"}), None),
 }
 
 
