@@ -1,0 +1,950 @@
+"""replay: what a context policy would have cost on recorded sessions, with the prompt cache
+as the provider bills it.
+
+A session log is read into a stream of events: *units* (one OpenAI message each, appended to
+a thread's transcript), *requests* (one API call: its timestamp, model and the usage the log
+recorded) and *compactions* (the log's own, which start its transcript again). A policy walks
+that stream the way an agent sends requests: request *k* is the thread's transcript up to *k*
+(plus the thread's system prompt and tools, one *overhead* unit), compacted by the policy when
+it is over the threshold; every request is billed by :class:`CacheModel`.
+
+Sizes. The prompt a log records per request fixes what each unit weighs: the growth between
+two requests is shared by the units appended between them (in proportion to their o200k
+counts), the first request's remainder is the thread's overhead (system prompt and tools,
+which no log holds). Units no recorded request measured (a summary a policy writes) are
+counted with o200k times the session's measured ratio. A log without usage is counted with
+o200k alone. Each unit is counted once, when it is read: a request costs a hash lookup per
+cache candidate, never a re-count of its prefix.
+
+Cache rules. Anthropic (explicit markers): a request reads the longest prefix that an earlier
+request wrote at one of its breakpoints and that is still alive (the lookup walks back up to
+20 blocks from each of this request's breakpoints), writes from there to its last breakpoint
+(nothing under the model's minimum cacheable length), and bills the rest as input; a read
+refreshes the entry; entries live 5 minutes, or 1 hour when the log recorded 1-hour writes or
+the policy says ``1h``, measured on the log's own timestamps. OpenAI (automatic): the longest
+prefix of an earlier prompt still alive, in 128-token steps from 1,024, is read; nothing is
+billed for writing. The summary call a compaction makes is a request of its own (its prompt
+uncached, its summary as output), priced at the summary model.
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal
+
+from hermesctx.record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+ANTHROPIC, OPENAI = "anthropic", "openai"
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity" (OpenAI's prompt caching guide)
+OPENAI_STEP, OPENAI_MIN = 128, 1024
+LOOKBACK = 20  # blocks Anthropic checks before each breakpoint
+SUMMARY_PROMPT_TOKENS = 1_200  # the summarization template around the serialized turns
+BUCKETS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
+
+
+# --- the session as events ------------------------------------------------------------------
+
+class Unit:
+    """One message of a thread's transcript: its content key (equal content, equal key), its
+    o200k count and its weight in the provider's tokens (set by :func:`calibrate`)."""
+
+    __slots__ = ("msg", "key", "estimate", "tokens", "artifact")
+
+    def __init__(self, msg: dict, estimate: int, key: int | None = None, artifact: bool = False):
+        self.msg = msg
+        self.key = key if key is not None else _content_key(msg)
+        self.estimate = estimate
+        self.tokens: float | None = None
+        self.artifact = artifact  # written by the log's own compaction: only its policy sends it
+
+
+@record
+class Request:
+    thread: str
+    time: float | None  # seconds since the epoch, from the log (when the reply was logged)
+    model: str | None
+    usage: dict | None  # recorded: input_tokens (uncached), cache_read_tokens, cache_write_tokens, output_tokens
+    ttl: str | None = None  # "1h" when the log recorded 1-hour cache writes
+    prompt: int | None = None  # the recorded prompt (input + cache read + cache write)
+    truncate: float | None = None  # the log's agent sent only this much of the transcript
+    extra: float | None = None  # ... or this much more than it shows
+    start: float | None = None  # when it was sent: the thread's last event before it
+
+
+@record
+class Session:
+    name: str
+    source: str  # the log's format
+    provider: str  # whose cache rules bill it
+    events: list = field(default_factory=list)  # ("unit", thread, Unit) | ("request", Request) | ("compact", thread)
+    overhead: dict = field(default_factory=dict)  # thread -> Unit (system prompt and tools)
+    ratio: float = 1.0  # provider tokens per o200k token, measured on the log
+    warnings: list = field(default_factory=list)
+
+    @property
+    def requests(self) -> list[Request]:
+        return [e[1] for e in self.events if e[0] == "request"]
+
+    @property
+    def recorded(self) -> bool:
+        return any(r.usage is not None for r in self.requests)
+
+
+def _content_key(msg: dict) -> int:
+    import orjson
+
+    return hash(orjson.dumps(msg, option=orjson.OPT_SORT_KEYS, default=str))
+
+
+class Counter:
+    """o200k counts of messages (the same encoder ``estimate`` uses), one count per message."""
+
+    def __init__(self):
+        from hermesctx.encodings import get_encoding
+
+        self.encoding = get_encoding("o200k_base")
+
+    def __call__(self, msg: dict) -> int:
+        from hermesctx.tokens import exact_message_tokens
+
+        return exact_message_tokens(self.encoding, msg)
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class _Builder:
+    """Folds a log's messages into units: an assistant reply (every content block of one API
+    message) and the tool results that answer it become units when the next request starts, so
+    a request's prefix never changes afterwards."""
+
+    def __init__(self, session: Session, count: Callable[[dict], int]):
+        self.session = session
+        self.count = count
+        self.pending: dict[str, list] = {}  # thread -> [(msg, artifact)] not yet units
+
+    def add(self, thread: str, msg: dict, artifact: bool = False) -> None:
+        self.pending.setdefault(thread, []).append((msg, artifact))
+
+    def flush(self, thread: str) -> None:
+        for msg, artifact in _fold(self.pending.pop(thread, [])):
+            self.session.events.append(("unit", thread, Unit(msg, self.count(msg), artifact=artifact)))
+
+    def request(self, req: Request) -> None:
+        self.flush(req.thread)
+        self.session.events.append(("request", req))
+
+    def compact(self, thread: str) -> None:
+        self.pending.pop(thread, None)
+        self.session.events.append(("compact", thread))
+
+    def close(self) -> None:
+        for thread in list(self.pending):
+            self.flush(thread)
+
+
+def _fold(items: list) -> Iterator[tuple[dict, bool]]:
+    """Consecutive assistant parts merge into one assistant message (text, reasoning, tool
+    calls); everything else passes as it is."""
+    open_msg: dict | None = None
+    artifact = False
+    for msg, art in items:
+        if msg.get("role") == "assistant":
+            if open_msg is None:
+                open_msg, artifact = {"role": "assistant", "content": None}, art
+            _merge(open_msg, msg)
+            continue
+        if open_msg is not None:
+            yield open_msg, artifact
+            open_msg = None
+        yield msg, art
+    if open_msg is not None:
+        yield open_msg, artifact
+
+
+def _merge(into: dict, part: dict) -> None:
+    text = part.get("content")
+    if isinstance(text, list):
+        from hermesctx.messages import content_text
+
+        text = content_text(text)
+    if text:
+        into["content"] = (into["content"] + "\n" + text) if into["content"] else text
+    if part.get("tool_calls"):
+        into.setdefault("tool_calls", []).extend(part["tool_calls"])
+    for key in ("reasoning_content", "reasoning"):
+        if part.get(key):
+            into[key] = (into.get(key) or "") + str(part[key])
+
+
+def _claude_code(lines: Iterable[Any], session: Session, count: Callable[[dict], int]) -> None:
+    from hermesctx.formats import anthropic
+
+    build = _Builder(session, count)
+    seen: set = set()
+    usage_of: dict = {}  # message id -> its Request (later entries of the reply update usage)
+    lost: dict = {}
+    last_time: dict = {}  # thread -> time of its last user event (when its next request is sent)
+    chains: dict = {}  # uuid -> thread of a sidechain event (1.0.x inline subagents have no agentId)
+    for event in lines:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        thread = "main"
+        if event.get("isSidechain"):
+            thread = str(event.get("agentId") or chains.get(event.get("parentUuid")) or f"agent-{event.get('uuid')}")
+            if event.get("uuid"):
+                chains[event["uuid"]] = thread
+        if kind == "system" and event.get("subtype") == "compact_boundary":
+            build.compact(thread)
+            continue
+        if kind not in ("user", "assistant"):
+            continue
+        message = event.get("message")
+        if not isinstance(message, dict):
+            continue
+        if kind == "assistant":
+            msg_id = message.get("id")
+            usage = message.get("usage") if isinstance(message.get("usage"), dict) else None
+            synthetic = message.get("model") == "<synthetic>" or event.get("isApiErrorMessage")
+            if msg_id not in seen and not synthetic:
+                seen.add(msg_id)
+                req = Request(thread=thread, time=_time(event.get("timestamp")), model=message.get("model"),
+                              usage=None, start=last_time.get(thread))
+                build.request(req)
+                usage_of[msg_id] = req
+            if usage is not None and msg_id in usage_of:
+                _anthropic_usage(usage_of[msg_id], usage)
+            for msg in anthropic.message_to_openai({"role": "assistant", "content": message.get("content", "")}, lost):
+                build.add(thread, msg)
+        else:
+            last_time[thread] = _time(event.get("timestamp"))
+            artifact = bool(event.get("isCompactSummary"))
+            for msg in anthropic.message_to_openai({"role": "user", "content": message.get("content", "")}, lost):
+                build.add(thread, msg, artifact)
+    build.close()
+
+
+def _anthropic_usage(req: Request, usage: dict) -> None:
+    fresh, read, write = (_int(usage.get(k)) for k in
+                          ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+    split = usage.get("cache_creation") if isinstance(usage.get("cache_creation"), dict) else {}
+    req.usage = {"input_tokens": fresh, "cache_read_tokens": read, "cache_write_tokens": write,
+                 "output_tokens": _int(usage.get("output_tokens"))}
+    req.prompt = fresh + read + write
+    req.ttl = "1h" if _int(split.get("ephemeral_1h_input_tokens")) else "5m"
+
+
+_CODEX_OUTPUTS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
+                            "web_search_call"})
+
+
+def _codex_message(item: dict) -> dict | None:
+    """A Codex response item as an OpenAI message (None: not sent to the model)."""
+    kind = item.get("type")
+    if kind == "message":
+        role = item.get("role")
+        parts = item.get("content")
+        text = "".join(p.get("text", "") for p in parts if isinstance(p, dict)) if isinstance(parts, list) else str(parts or "")
+        return {"role": "assistant" if role == "assistant" else "user", "content": text}
+    if kind == "reasoning":
+        summary = item.get("summary")
+        text = "".join(p.get("text", "") for p in summary if isinstance(p, dict)) if isinstance(summary, list) else ""
+        # (its encrypted form goes back with the request too: the recorded growth weighs it)
+        return {"role": "assistant", "content": None, "reasoning_content": text}
+    if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+        args = item.get("arguments", item.get("input", item.get("action", "")))
+        import orjson
+
+        args = args if isinstance(args, str) else orjson.dumps(args, default=str).decode()
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": str(item.get("call_id") or item.get("id") or ""), "type": "function",
+             "function": {"name": str(item.get("name") or kind), "arguments": args}}]}
+    if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        out = item.get("output")
+        if isinstance(out, dict):
+            out = out.get("content", out)
+        if not isinstance(out, str):
+            import orjson
+
+            out = orjson.dumps(out, default=str).decode()
+        return {"role": "tool", "tool_call_id": str(item.get("call_id") or ""), "content": out}
+    if kind == "web_search_call":
+        return {"role": "assistant", "content": str(item.get("action") or "")}
+    return None
+
+
+def _codex(lines: Iterable[Any], session: Session, count: Callable[[dict], int]) -> None:
+    build = _Builder(session, count)
+    model: str | None = None
+    last_total = None
+    in_output = False
+    start: Request | None = None  # the request whose outputs are being read
+    for event in lines:
+        if not isinstance(event, dict):
+            continue
+        kind, payload = event.get("type"), event.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        when = _time(event.get("timestamp"))
+        if kind == "turn_context":
+            model = payload.get("model") or model
+        elif kind == "session_meta":
+            model = payload.get("model") or model
+        elif kind == "compacted":
+            build.compact("main")
+            for item in payload.get("replacement_history") or ():
+                msg = _codex_message(item) if isinstance(item, dict) else None
+                if msg is not None:
+                    build.add("main", msg, artifact=True)
+            if payload.get("message"):
+                build.add("main", {"role": "user", "content": payload["message"]}, artifact=True)
+            in_output = False
+        elif kind == "response_item":
+            msg = _codex_message(payload)
+            if msg is None:
+                continue
+            output = payload.get("type") in _CODEX_OUTPUTS or msg["role"] == "assistant"
+            if output and not in_output:  # a response starts: its request is the transcript so far
+                start = Request(thread="main", time=when, model=model, usage=None)
+                build.request(start)
+            in_output = output
+            build.add("main", msg)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+                continue
+            total = info.get("total_token_usage")
+            if total == last_total:
+                continue  # the same count logged again
+            last_total = total
+            last = info["last_token_usage"]
+            if start is None or start.usage is not None:  # a call with no item of its own
+                start = Request(thread="main", time=when, model=model, usage=None)
+                build.request(start)
+            prompt, read = _int(last.get("input_tokens")), _int(last.get("cached_input_tokens"))
+            start.usage = {"input_tokens": max(prompt - read, 0), "cache_read_tokens": read,
+                           "cache_write_tokens": 0, "output_tokens": _int(last.get("output_tokens"))}
+            start.prompt = prompt
+            if start.model is None:
+                start.model = model
+            in_output = False
+    build.close()
+    for req in session.requests:  # the model named after the first call
+        if req.model is None:
+            req.model = model
+
+
+def _plain(doc: Any, session: Session, count: Callable[[dict], int]) -> None:
+    """A transcript without usage: a request before every assistant message."""
+    from hermesctx.messages import messages_of
+
+    build = _Builder(session, count)
+    for msg in messages_of(doc):
+        if not isinstance(msg, dict):
+            continue
+        if msg.get("role") == "system":
+            session.overhead["main"] = Unit(msg, count(msg))
+            continue
+        if msg.get("role") == "assistant":
+            build.request(Request(thread="main", time=None, model=None, usage=None))
+            build.session.events.append(("unit", "main", Unit(msg, count(msg))))
+            continue
+        build.add("main", msg)
+    build.close()
+
+
+def _lines(path: str) -> Iterator[Any]:
+    import gzip
+
+    import orjson
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        for raw in fh:
+            raw = raw.strip()
+            if raw:
+                try:
+                    yield orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+
+
+def read_session(path: str, count: Callable[[dict], int] | None = None) -> Session:
+    """A log file as a :class:`Session`: Claude Code and Codex logs with their recorded usage;
+    any other transcript hermesctx reads, without usage."""
+    import os
+
+    from hermesctx.errors import InputError
+
+    count = count or Counter()
+    name = os.path.basename(path)
+    first = next(iter(_lines(path)), None)
+    if isinstance(first, dict) and first.get("type") in ("session_meta", "turn_context", "response_item", "event_msg") \
+            and "payload" in first:
+        session = Session(name=name, source="codex", provider=OPENAI)
+        _codex(_lines(path), session, count)
+    elif isinstance(first, dict) and _is_claude_code(path):
+        session = Session(name=name, source="claude-code", provider=ANTHROPIC)
+        _claude_code(_lines(path), session, count)
+    else:
+        from hermesctx import formats
+
+        with open(path, "rb") as fh:
+            docs = list(formats.documents(fh, name=path)) if _takes_name() else list(formats.documents(fh))
+        if not docs:
+            raise InputError(f"{path}: no transcript")
+        doc = docs[0]
+        session = Session(name=name, source=str(getattr(doc, "format", "") or "chat"), provider=ANTHROPIC)
+        _plain(getattr(doc, "value", doc), session, count)
+    if not session.requests:
+        raise InputError(f"{path}: no request to replay (no assistant message)")
+    calibrate(session)
+    return session
+
+
+def _takes_name() -> bool:
+    return False
+
+
+def _is_claude_code(path: str) -> bool:
+    from hermesctx.formats import claude_code
+
+    for event in _lines(path):
+        if isinstance(event, dict) and event.get("type") in ("user", "assistant", "system"):
+            return claude_code.detect(event)
+    return False
+
+
+# --- sizes ------------------------------------------------------------------------------------
+
+def calibrate(session: Session) -> None:
+    """Give every unit its weight in provider tokens from the prompts the log recorded (see the
+    module's docstring), and every thread its overhead. A request whose recorded prompt is
+    shorter than its transcript (the agent sent less than the log shows: a fork, a trimmed
+    turn) keeps its recorded size as ``truncate``; one that is longer with nothing new to
+    weigh keeps the difference as ``extra``."""
+    ratio = None
+    for _ in range(2):  # the first pass measures the ratio the second uses for unmeasured units
+        measured = _measure(session, ratio)
+        est = sum(u.estimate for us, g in measured if g > 0 for u in us)
+        ratio = sum(g for _, g in measured if g > 0) / est if est else 1.0
+        session.ratio = ratio = min(max(ratio, 0.5), 3.0)
+    for units, growth in measured:
+        share = growth / sum(u.estimate for u in units) if growth > 0 else ratio
+        for unit in units:
+            unit.tokens = unit.estimate * share
+    size: dict[str, float] = {}
+    for event in session.events:
+        if event[0] == "compact":
+            size.pop(event[1], None)
+        elif event[0] == "request":
+            req = event[1]
+            if req.thread in size:
+                continue
+            size[req.thread] = 0.0
+            units = _first_units(session, req)
+            weight = sum(u.estimate for u in units) * ratio
+            if req.prompt is None:
+                session.overhead.setdefault(req.thread, _overhead(req.thread, 0))
+            elif req.thread not in session.overhead:
+                session.overhead[req.thread] = _overhead(req.thread, max(req.prompt - weight, 0))
+                if req.prompt < weight:
+                    for unit in units:
+                        unit.tokens = unit.estimate * req.prompt / weight
+            else:  # after a compaction: what the summary weighs is measured
+                rest = req.prompt - (session.overhead[req.thread].tokens or 0)
+                if weight and rest > 0:
+                    for unit in units:
+                        unit.tokens = unit.estimate * rest / (weight / ratio)
+    for event in session.events:
+        if event[0] == "unit" and event[2].tokens is None:
+            event[2].tokens = event[2].estimate * ratio
+        elif event[0] == "request" and event[1].thread not in session.overhead:
+            session.overhead[event[1].thread] = _overhead(event[1].thread, 0)
+
+
+def _measure(session: Session, ratio: float | None) -> list[tuple[list[Unit], float]]:
+    """Each request's new units and the growth of the recorded prompt they account for (-1:
+    not measured); marks the requests cut short (``truncate``) or longer (``extra``)."""
+    pending: dict[str, list[Unit]] = {}
+    size: dict[str, float] = {}  # thread -> weight of its transcript so far, overhead included
+    measured: list[tuple[list[Unit], float]] = []
+    for event in session.events:
+        if event[0] == "unit":
+            pending.setdefault(event[1], []).append(event[2])
+        elif event[0] == "compact":
+            size.pop(event[1], None)
+            pending[event[1]] = []
+        else:
+            req = event[1]
+            req.truncate = req.extra = None
+            units = pending.pop(req.thread, [])
+            if req.prompt is None or req.thread not in size:
+                size[req.thread] = float(req.prompt or 0)
+                continue
+            est = sum(u.estimate for u in units)
+            growth = req.prompt - size[req.thread]
+            if units and est and growth > 0:
+                measured.append((units, growth))
+                size[req.thread] = float(req.prompt)
+                continue
+            measured.append((units, -1.0))
+            size[req.thread] += est * (ratio or 1.0)
+            if req.prompt < size[req.thread]:
+                req.truncate = req.prompt
+            elif req.prompt > size[req.thread]:
+                req.extra = req.prompt - size[req.thread]
+    return measured
+
+
+def _first_units(session: Session, req: Request) -> list[Unit]:
+    """The units of ``req``'s thread sent with it since the thread (or its last compaction)
+    began."""
+    units: list[Unit] = []
+    for event in session.events:
+        if event[0] == "request" and event[1] is req:
+            return units
+        if event[0] == "unit" and event[1] == req.thread:
+            units.append(event[2])
+        elif event[0] == "compact" and event[1] == req.thread:
+            units = []
+    return units
+
+
+def _overhead(thread: str, tokens: float) -> Unit:
+    """A thread's system prompt and tools: one for the main thread, one every subagent shares."""
+    unit = Unit({"role": "system", "content": f"<system prompt and tools of {thread}>"}, 0,
+                key=hash(("overhead", "main" if thread == "main" else "agent")))
+    unit.tokens = tokens
+    return unit
+
+
+# --- the cache --------------------------------------------------------------------------------
+
+class CacheModel:
+    """The provider's prompt cache over one session: entries are prefixes (a chained hash of
+    unit keys) with their expiry time."""
+
+    def __init__(self, provider: str, *, min_tokens: int = 1024):
+        self.provider = provider
+        self.min_tokens = min_tokens
+        self.entries: dict[int, tuple[float, float]] = {}  # prefix -> (readable from, expiry)
+
+    def alive(self, key: int, now: float) -> bool:
+        entry = self.entries.get(key)
+        return entry is not None and entry[0] <= now <= entry[1]
+
+    def bill(self, hashes: list[int], ends: list[float], markers: list[int], now: float, ttl: float,
+             done: float | None = None) -> dict:
+        """Usage of one request sent at ``now`` and answered at ``done``: ``hashes[i]`` /
+        ``ends[i]`` the prefix hash and its token end after unit ``i``; ``markers`` the units
+        that carry a breakpoint (Anthropic). What it writes is readable once it is answered."""
+        done = now if done is None or done < now else done
+        total = ends[-1] if ends else 0.0
+        if self.provider == OPENAI:
+            hit = 0.0
+            for i in range(len(hashes) - 1, -1, -1):
+                if self.alive(hashes[i], now):
+                    hit = ends[i]
+                    break
+            read = (int(hit) // OPENAI_STEP) * OPENAI_STEP if hit >= OPENAI_MIN else 0
+            for i in range(len(hashes)):  # every prefix of this prompt is now cached
+                if ends[i] >= OPENAI_MIN:
+                    self.entries[hashes[i]] = (done, done + ttl)
+            return {"input_tokens": round(total) - read, "cache_read_tokens": read, "cache_write_tokens": 0}
+        last = markers[-1] if markers else -1
+        hit, hit_at = 0.0, -1
+        for m in markers:
+            for i in range(m, max(m - LOOKBACK, -1), -1):
+                if i > hit_at and self.alive(hashes[i], now):
+                    hit, hit_at = ends[i], i
+                    break
+        if hit_at >= 0:  # a read refreshes the entry
+            self.entries[hashes[hit_at]] = (self.entries[hashes[hit_at]][0], max(now + ttl, self.entries[hashes[hit_at]][1]))
+        end = ends[last] if last >= 0 else 0.0
+        write = 0.0
+        if end >= self.min_tokens:
+            write = end - hit
+            for m in markers:
+                if ends[m] >= self.min_tokens:
+                    old = self.entries.get(hashes[m])
+                    self.entries[hashes[m]] = (min(old[0], done) if old and old[1] >= now else done,
+                                               max(old[1] if old else 0.0, done + ttl))
+        read, write = round(hit), round(write)
+        return {"input_tokens": round(total) - read - write, "cache_read_tokens": read, "cache_write_tokens": write}
+
+
+def _chain(prev: int, key: int) -> int:
+    return hash((prev, key))
+
+
+# --- policies ---------------------------------------------------------------------------------
+
+@record(frozen=True)
+class Policy:
+    """How the agent manages its context in a replay."""
+
+    name: str
+    compaction: str = "log"  # log: the log's own; none: never; hermes: compress over the threshold
+    threshold: float = 0.50
+    target_ratio: float = 0.20
+    protect_first_n: int = 3
+    protect_last_n: int = 20
+    budget_rules: str = "documented"
+    context_length: int | None = None
+    ttl: str | None = None  # None: what the log recorded (5m when it says nothing)
+    markers: int = 3  # Anthropic breakpoints on the last messages (system_and_3), besides the system's
+    min_gain: int | None = None  # the gate: decline a compaction that would not repay its cache break
+    min_saving_usd: Decimal | None = None
+    summary_model: str | None = None
+
+
+LOG = Policy(name="log")
+NONE = Policy(name="no compaction", compaction="none")
+HERMES = Policy(name="hermes defaults", compaction="hermes")
+
+
+@record
+class Totals:
+    requests: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    compactions: int = 0
+    declined: int = 0
+    summary_requests: int = 0
+    cost_usd: Decimal = Decimal("0")
+    unpriced: int = 0
+
+    def add(self, usage: dict) -> None:
+        for key in BUCKETS:
+            setattr(self, key, getattr(self, key) + int(usage.get(key, 0)))
+
+    def merge(self, other: Totals) -> None:
+        for key in ("requests", *BUCKETS, "compactions", "declined", "summary_requests", "unpriced"):
+            setattr(self, key, getattr(self, key) + getattr(other, key))
+        self.cost_usd += other.cost_usd
+
+    def as_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in ("requests", *BUCKETS, "compactions", "declined", "summary_requests")}
+        out["prompt_tokens"] = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+        out["cost_usd"] = None if self.unpriced and not self.cost_usd else format(self.cost_usd.quantize(Decimal("0.000001")), "f")
+        out["unpriced_requests"] = self.unpriced
+        return out
+
+
+class Pricer:
+    """Per-request prices from the price table (Hermes's snapshot, then the library's rows)."""
+
+    def __init__(self, provider: str, table: dict | None = None):
+        self.provider = provider
+        self.table = table
+        self._entries: dict = {}
+
+    def entry(self, model: str | None) -> dict | None:
+        if model not in self._entries:
+            from hermesctx import pricing
+
+            route = pricing.billing_route(model, self.provider)
+            self._entries[model] = pricing.lookup(route, self.table, library=self.table is None) if model else None
+        return self._entries[model]
+
+    def cost(self, usage: dict, model: str | None, ttl: str | None = None) -> Decimal | None:
+        from hermesctx import pricing
+
+        entry = self.entry(model)
+        if entry is None:
+            return None
+        entry = pricing._at_tier(entry, usage) if entry.get("tiers") else entry
+        amount = Decimal("0")
+        for bucket, price in (("input_tokens", "input"), ("output_tokens", "output"),
+                              ("cache_read_tokens", "cache_read"), ("cache_write_tokens", "cache_write")):
+            tokens = usage.get(bucket, 0)
+            if tokens:
+                rate = entry.get(price)
+                if price == "cache_write" and ttl == "1h" and entry.get("cache_write_1h") is not None:
+                    rate = entry["cache_write_1h"]
+                if rate is None:
+                    if price == "cache_write" and self.provider == OPENAI:
+                        continue
+                    return None
+                amount += Decimal(tokens) * rate / Decimal(1_000_000)
+        return amount
+
+    def rate(self, model: str | None, price: str) -> Decimal:
+        entry = self.entry(model)
+        value = entry.get(price) if entry else None
+        return value if value is not None else Decimal("0")
+
+
+class _Thread:
+    """A thread's transcript as a policy holds it: the units, their prefix hashes and ends."""
+
+    def __init__(self, overhead: Unit):
+        self.units: list[Unit] = []
+        self.hashes: list[int] = [_chain(0, overhead.key)]
+        self.ends: list[float] = [overhead.tokens or 0.0]
+        self.since_compaction = 0  # requests since the last compaction (the gate's forecast)
+        self.warm = False  # whether its first request was seen
+
+    def append(self, unit: Unit) -> None:
+        self.units.append(unit)
+        self.hashes.append(_chain(self.hashes[-1], unit.key))
+        self.ends.append(self.ends[-1] + (unit.tokens or 0.0))
+
+    def reset(self, units: list[Unit]) -> None:
+        del self.units[:], self.hashes[1:], self.ends[1:]
+        for unit in units:
+            self.append(unit)
+
+    @property
+    def size(self) -> float:
+        return self.ends[-1]
+
+
+def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, count: Callable | None = None,
+           progress: Callable[[int], None] | None = None) -> dict:
+    """Bill every request of ``session`` under ``policy``: totals and the compactions made."""
+    pricer = pricer or Pricer(session.provider)
+    cache = CacheModel(session.provider)
+    threads: dict[str, _Thread] = {}
+    totals = Totals()
+    compactions: list[dict] = []
+    clock = 0.0
+    for n, event in enumerate(session.events):
+        kind = event[0]
+        if kind == "unit":
+            thread = threads.setdefault(event[1], _Thread(session.overhead[event[1]]))
+            unit = event[2]
+            if unit.artifact and policy.compaction != "log":
+                continue
+            thread.append(unit)
+            continue
+        if kind == "compact":
+            if policy.compaction == "log" and event[1] in threads:
+                threads[event[1]].reset([])
+                totals.compactions += 1
+            continue
+        req: Request = event[1]
+        thread = threads.setdefault(req.thread, _Thread(session.overhead[req.thread]))
+        done = req.time if req.time is not None else clock
+        now = req.start if req.start is not None and req.start <= done else done
+        clock = done
+        if progress is not None:
+            progress(n)
+        ttl_name = policy.ttl or req.ttl or "5m"
+        ttl = OPENAI_TTL if session.provider == OPENAI and policy.ttl is None else TTL_SECONDS[ttl_name]
+        if policy.compaction == "hermes":
+            report = _maybe_compact(session, policy, thread, req, cache, pricer, count, now, ttl)
+            if report is not None:
+                compactions.append(report)
+                if report["compressed"]:
+                    totals.compactions += 1
+                    totals.summary_requests += 1
+                    totals.requests += 1
+                    totals.add(report["summary_call"]["usage"])
+                    cost = Decimal(report["summary_call"]["cost_usd"] or 0)
+                    totals.cost_usd += cost
+                else:
+                    totals.declined += 1
+        if not thread.warm:
+            thread.warm = True
+            if req.usage and req.usage.get("cache_read_tokens"):  # cached before the log began
+                _warm(cache, thread, req.usage["cache_read_tokens"], now, ttl)
+        hashes, ends = thread.hashes, thread.ends
+        if policy.compaction == "log" and (req.truncate is not None or req.extra):
+            hashes, ends = _as_sent(thread, req)
+        usage = cache.bill(hashes, ends, _markers(len(hashes), policy, session.provider), now, ttl, done)
+        usage["output_tokens"] = req.usage["output_tokens"] if req.usage else 0
+        thread.since_compaction += 1
+        totals.requests += 1
+        totals.add(usage)
+        cost = pricer.cost(usage, req.model, ttl_name)
+        if cost is None:
+            totals.unpriced += 1
+        else:
+            totals.cost_usd += cost
+    return {"policy": policy.name, **totals.as_dict(), "compaction_reports": compactions}
+
+
+def _warm(cache: CacheModel, thread: _Thread, read: int, now: float, ttl: float) -> None:
+    """The log's first request read ``read`` tokens cached by an earlier session: the longest
+    prefix of the thread's transcript that fits in them is cached at the start."""
+    for i in range(len(thread.ends) - 1, -1, -1):
+        if thread.ends[i] <= read * 1.02:
+            cache.entries[thread.hashes[i]] = (now, now + ttl)
+            return
+
+
+def _as_sent(thread: _Thread, req: Request) -> tuple[list[int], list[float]]:
+    """The prefix hashes and ends of what the log's agent sent: the transcript cut at the
+    recorded size, or with the recorded surplus after it (a part no later request shares)."""
+    tail = hash(("unlogged", id(req)))
+    if req.truncate is not None:
+        import bisect
+
+        i = max(bisect.bisect_right(thread.ends, req.truncate) - 1, 0)
+        hashes, ends = thread.hashes[:i + 1], thread.ends[:i + 1]
+        if req.truncate > ends[-1]:
+            hashes.append(_chain(hashes[-1], tail))
+            ends.append(float(req.truncate))
+        return hashes, ends
+    return thread.hashes + [_chain(thread.hashes[-1], tail)], thread.ends + [thread.ends[-1] + req.extra]
+
+
+def _markers(count: int, policy: Policy, provider: str) -> list[int]:
+    if provider == OPENAI:
+        return []
+    last = count - 1
+    marks = [0]  # the system prompt
+    marks.extend(i for i in range(max(last - policy.markers + 1, 1), last + 1))
+    return sorted(set(marks))
+
+
+def recorded_totals(session: Session, pricer: Pricer | None = None) -> dict:
+    """What the log itself recorded, billed with the same prices."""
+    pricer = pricer or Pricer(session.provider)
+    totals = Totals()
+    for req in session.requests:
+        if req.usage is None:
+            continue
+        totals.requests += 1
+        totals.add(req.usage)
+        cost = pricer.cost(req.usage, req.model, req.ttl)
+        if cost is None:
+            totals.unpriced += 1
+        else:
+            totals.cost_usd += cost
+    totals.compactions = sum(1 for e in session.events if e[0] == "compact")
+    return {"policy": "recorded", **totals.as_dict()}
+
+
+# --- compaction in a replay ---------------------------------------------------------------------
+
+def _budgets(policy: Policy, model: str | None):
+    from hermesctx.budgets import resolve_budgets
+
+    return resolve_budgets(model, context_length=policy.context_length, threshold=policy.threshold,
+                           target_ratio=policy.target_ratio, rules=policy.budget_rules)[0]
+
+
+def _maybe_compact(session: Session, policy: Policy, thread: _Thread, req: Request, cache: CacheModel,
+                   pricer: Pricer, count: Callable | None, now: float, ttl: float) -> dict | None:
+    budgets = _budgets(policy, req.model)
+    if thread.size < budgets.threshold_tokens:
+        return None
+    from hermesctx.stages.compress import compress_messages
+    from hermesctx.summary import make_summarizer
+
+    messages = [u.msg for u in thread.units]
+    new, report = compress_messages(messages, summarizer=make_summarizer("extractive"),
+                                    protect_first_n=policy.protect_first_n, protect_last_n=policy.protect_last_n,
+                                    tail_token_budget=budgets.tail_token_budget,
+                                    max_summary_tokens=budgets.max_summary_tokens, today="2026-01-01")
+    if not report.get("compressed"):
+        return None
+    count = count or Counter()
+    by_id = {id(u.msg): u for u in thread.units}
+    units = []
+    for msg in new:
+        unit = by_id.get(id(msg))
+        if unit is None:
+            unit = Unit(msg, count(msg))
+            unit.tokens = unit.estimate * session.ratio
+        units.append(unit)
+    after = (session.overhead[req.thread].tokens or 0) + sum(u.tokens for u in units)
+    middle = [by_id[id(m)] for m in messages[report["start"]:report["end"]] if id(m) in by_id]
+    summary_in = round(sum(u.tokens for u in middle) + SUMMARY_PROMPT_TOKENS)
+    summary_out = round(sum(u.tokens for u in units if by_id.get(id(u.msg)) is None))
+    model = policy.summary_model or req.model
+    call = {"model": model, "usage": {"input_tokens": summary_in, "cache_read_tokens": 0,
+                                      "cache_write_tokens": 0, "output_tokens": summary_out}}
+    cost = compaction_cost(before=thread.size, after=after, cached=_cached_prefix(cache, thread, now),
+                           summary_usage=call["usage"], summary_model=model, model=req.model, pricer=pricer,
+                           provider=session.provider, ttl=ttl)
+    call["cost_usd"] = cost["summary_call_usd"]
+    out = {"at_request": thread.since_compaction, "compressed": True, "tokens_before": round(thread.size),
+           "tokens_after": round(after), "summary_call": call, "cost": cost}
+    remaining = max(thread.since_compaction, 1)  # the session so far forecasts as much again
+    decline = gate(cost, remaining, min_gain=policy.min_gain, min_saving_usd=policy.min_saving_usd,
+                   over_window=thread.size >= budgets.context_length * 0.95)
+    if decline:
+        return {**out, "compressed": False, "reason": decline}
+    thread.reset(units)
+    thread.since_compaction = 0
+    return out
+
+
+def _cached_prefix(cache: CacheModel, thread: _Thread, now: float) -> float:
+    for i in range(len(thread.hashes) - 1, -1, -1):
+        if cache.alive(thread.hashes[i], now):
+            return thread.ends[i]
+    return 0.0
+
+
+def compaction_cost(*, before: float, after: float, cached: float, summary_usage: dict, summary_model: str | None,
+                    model: str | None, pricer: Pricer, provider: str, ttl: float | None = None) -> dict:
+    """The price of one compaction: the summary call, the cache it breaks (the cached prefix is
+    read no more and the new prompt is written again) and what each later request saves; the
+    number of later requests after which it has paid for itself (None: never)."""
+    read = pricer.rate(model, "cache_read")
+    write = pricer.rate(model, "cache_write") if provider == ANTHROPIC else pricer.rate(model, "input")
+    summary = pricer.cost(summary_usage, summary_model) or Decimal("0")
+    # next request: the new prompt is written (or sent uncached) instead of the cached prefix read
+    rebuild = Decimal(round(after)) * write / Decimal(1_000_000)
+    kept_read = Decimal(round(cached)) * read / Decimal(1_000_000)
+    one_time = summary + rebuild - kept_read
+    per_request = Decimal(max(round(before - after), 0)) * read / Decimal(1_000_000)
+    payback = None
+    if per_request > 0:
+        payback = max(int(-(-max(one_time, Decimal(0)) // per_request)), 0)
+    return {"tokens_before": round(before), "tokens_after": round(after), "saved_per_request": round(before - after),
+            "cached_prefix_broken": round(cached), "summary_call_usd": _usd(summary),
+            "cache_break_usd": _usd(rebuild - kept_read), "one_time_usd": _usd(one_time),
+            "saving_per_request_usd": _usd(per_request), "payback_requests": payback}
+
+
+def _usd(amount: Decimal) -> str:
+    return format(amount.quantize(Decimal("0.000001")), "f")
+
+
+def gate(cost: dict, remaining: int, *, min_gain: int | None, min_saving_usd: Decimal | None,
+         over_window: bool = False) -> str | None:
+    """Why a compaction is declined (None: make it): it would not repay the cache it breaks
+    within the ``remaining`` requests expected, or repay less than ``min_gain`` tokens of input
+    / ``min_saving_usd``. A request that no longer fits the window is always compacted."""
+    if (min_gain is None and min_saving_usd is None) or over_window:
+        return None
+    per_request = Decimal(cost["saving_per_request_usd"])
+    one_time = Decimal(cost["one_time_usd"])
+    net = per_request * remaining - one_time
+    payback = cost["payback_requests"]
+    if payback is None or payback > remaining:
+        return (f"would not repay the cache it breaks: pays back after "
+                f"{'never' if payback is None else payback} requests, {remaining} expected")
+    if min_saving_usd is not None and net < min_saving_usd:
+        return f"net saving ${net:.4f} over {remaining} expected requests is under ${min_saving_usd}"
+    if min_gain is not None and cost["saved_per_request"] * remaining < min_gain:
+        return (f"saves {cost['saved_per_request']:,} tokens per request x {remaining} expected requests, "
+                f"under the minimum gain of {min_gain:,}")
+    return None
