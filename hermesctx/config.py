@@ -60,6 +60,9 @@ KEYS: dict[str, Key] = {
     "compression.protect_first_n": Key(3, int, lambda v: v >= 0, ">= 0",
                                        "messages always kept at the start"),
     "compression.abort_on_summary_failure": Key(False, bool),
+    "compression.min_gain": Key(None, _OPT_INT, lambda v: v is None or v >= 0, ">= 0",
+                                "decline a compaction that would not repay the prompt cache it breaks "
+                                "(replay; a number of tokens the compaction must save over the requests expected)"),
     "compression.hygiene_hard_message_limit": Key(5000, int, lambda v: v > 0, "> 0"),
     "compression.codex_gpt55_autoraise": Key(True, bool),
     "compression.codex_gpt55_autoraise_notice": Key(True, bool),

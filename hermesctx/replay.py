@@ -466,6 +466,12 @@ def calibrate(session: Session) -> None:
             if req.prompt is None:
                 session.overhead.setdefault(req.thread, _overhead(req.thread, 0))
             elif req.thread not in session.overhead:
+                read = (req.usage or {}).get("cache_read_tokens", 0)
+                if 0 < read < req.prompt and units:  # cached by an earlier session: the system prompt and tools
+                    session.overhead[req.thread] = _overhead(req.thread, read)
+                    for unit in units:
+                        unit.tokens = unit.estimate * (req.prompt - read) / (weight / ratio) if weight else 0
+                    continue
                 session.overhead[req.thread] = _overhead(req.thread, max(req.prompt - weight, 0))
                 if req.prompt < weight:
                     for unit in units:
@@ -948,3 +954,143 @@ def gate(cost: dict, remaining: int, *, min_gain: int | None, min_saving_usd: De
         return (f"saves {cost['saved_per_request']:,} tokens per request x {remaining} expected requests, "
                 f"under the minimum gain of {min_gain:,}")
     return None
+
+
+# --- the command ------------------------------------------------------------------------------
+
+BUILTIN = {"log": LOG, "none": NONE, "hermes": HERMES,
+           "gate": Policy(name="hermes defaults + min-gain gate", compaction="hermes", min_gain=0)}
+
+
+def policy_from(spec: str, *, ctx_of: Callable[[str | None], Any] | None = None, **overrides: Any) -> Policy:
+    """A policy by name (log, none, hermes, gate) or from a config file (its compression,
+    prompt_caching and summarizer settings; compression.enabled false: no compaction)."""
+    from hermesctx.record import replace
+
+    if spec in BUILTIN:
+        base = BUILTIN[spec]
+    else:
+        settings = ctx_of(spec).settings if ctx_of else None
+        if settings is None:
+            from hermesctx.errors import UsageError
+
+            raise UsageError(f"--compare {spec}: not a policy (log, none, hermes, gate) nor a config file")
+        base = _policy_of_settings(spec, settings)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return replace(base, **given) if given else base
+
+
+def _policy_of_settings(name: str, settings: Any) -> Policy:
+    import os
+
+    gain = settings["compression.min_gain"]
+    return Policy(name=os.path.basename(name),
+                  compaction="hermes" if settings["compression.enabled"] else "none",
+                  threshold=settings["compression.threshold"], target_ratio=settings["compression.target_ratio"],
+                  protect_first_n=settings["compression.protect_first_n"],
+                  protect_last_n=settings["compression.protect_last_n"],
+                  budget_rules=settings["compression.budget_rules"],
+                  ttl=settings["prompt_caching.cache_ttl"], min_gain=gain,
+                  summary_model=settings["auxiliary.compression.model"])
+
+
+def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, progress: bool | None = None) -> int:
+    """Replay every log under every policy; print the report (JSON or a table); 0, or 3 when a
+    log could not be read (the others are still reported)."""
+    import time
+
+    from hermesctx.errors import HermesctxError
+
+    count = Counter()
+    sessions, failed = [], 0
+    show = env.stderr_isatty if progress is None else progress
+    started = time.monotonic()
+    for path in paths:
+        try:
+            session = read_session(path, count)
+        except (HermesctxError, OSError, ValueError) as err:
+            env.warn(f"{path}: {err}")
+            failed += 1
+            continue
+        rows = [recorded_totals(session)] if session.recorded else []
+        for policy in policies:
+            rows.append(replay(session, policy, count=count, progress=_progress(env, path, session, policy, show)))
+        sessions.append({"session": session.name, "path": path, "source": session.source,
+                         "provider": session.provider, "ratio": round(session.ratio, 3),
+                         "models": sorted({r.model for r in session.requests if r.model}), "policies": rows})
+        if show:
+            env.stderr.write(f"\rreplay: {len(sessions)}/{len(paths)} logs, {time.monotonic() - started:.1f} s\033[K")
+    if show and sessions:
+        env.stderr.write("\n")
+    report = {"sessions": sessions, "total": _total(sessions), "note": _note(sessions)}
+    if as_json:
+        import orjson
+
+        env.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        env.stdout.write(table(report).encode())
+    env.stdout.flush()
+    return 3 if failed else 0
+
+
+def _progress(env: Any, path: str, session: Session, policy: Policy, show: bool):
+    total = len(session.events)
+    if not show or total < 2000:
+        return None
+    step = max(total // 50, 1)
+
+    def tick(n: int) -> None:
+        if n % step == 0:
+            env.stderr.write(f"\rreplay: {path} [{policy.name}] {n * 100 // total}%\033[K")
+    return tick
+
+
+def _total(sessions: list[dict]) -> list[dict]:
+    by_policy: dict[str, Totals] = {}
+    for s in sessions:
+        for row in s["policies"]:
+            t = by_policy.setdefault(row["policy"], Totals())
+            for key in ("requests", *BUCKETS, "compactions", "declined", "summary_requests"):
+                setattr(t, key, getattr(t, key) + (row.get(key) or 0))
+            if row["cost_usd"] is not None:
+                t.cost_usd += Decimal(row["cost_usd"])
+            t.unpriced += row.get("unpriced_requests", 0)
+    return [{"policy": name, **t.as_dict()} for name, t in by_policy.items()]
+
+
+def _note(sessions: list[dict]) -> str:
+    """The closing note: what the cheapest replayed policy saves against the log's own."""
+    totals = {row["policy"]: row for row in _total(sessions)}
+    own = totals.get(LOG.name)
+    if not own or own["cost_usd"] is None:
+        return "no priced replay of the log's own policy to compare with"
+    priced = [r for r in totals.values() if r["policy"] not in ("recorded", LOG.name) and r["cost_usd"] is not None]
+    if not priced:
+        return f"the log's own policy: ${Decimal(own['cost_usd']):.2f}"
+    best = min(priced, key=lambda r: Decimal(r["cost_usd"]))
+    diff = Decimal(own["cost_usd"]) - Decimal(best["cost_usd"])
+    verb = "saves" if diff > 0 else "costs"
+    return (f"cheapest: {best['policy']} at ${Decimal(best['cost_usd']):.2f}, which {verb} "
+            f"${abs(diff):.2f} against the log's own policy (${Decimal(own['cost_usd']):.2f})")
+
+
+def table(report: dict) -> str:
+    """The report as a terminal table: one row per session and policy, then the totals."""
+    head = ("session", "policy", "requests", "input", "cache read", "cache write", "output", "compactions", "cost $")
+    rows = []
+    for s in report["sessions"]:
+        for row in s["policies"]:
+            rows.append((s["session"][:40], *_cells(row)))
+    for row in report["total"]:
+        rows.append(("TOTAL", *_cells(row)))
+    widths = [max(len(str(r[i])) for r in (head, *rows)) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in (head, *rows)]
+    return "\n".join(lines) + f"\n{report['note']}\n"
+
+
+def _cells(row: dict) -> tuple:
+    comp = str(row["compactions"]) + (f" ({row['declined']} declined)" if row.get("declined") else "")
+    cost = "n/a" if row["cost_usd"] is None else f"{Decimal(row['cost_usd']):.4f}"
+    return (row["policy"], f"{row['requests']:,}", f"{row['input_tokens']:,}", f"{row['cache_read_tokens']:,}",
+            f"{row['cache_write_tokens']:,}", f"{row['output_tokens']:,}", comp, cost)
