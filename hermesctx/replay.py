@@ -72,6 +72,7 @@ class Request:
     usage: dict | None  # recorded: input_tokens (uncached), cache_read_tokens, cache_write_tokens, output_tokens
     ttl: str | None = None  # "1h" when the log recorded 1-hour cache writes
     prompt: int | None = None  # the recorded prompt (input + cache read + cache write)
+    edit: Unit | None = None  # the first unit the agent changed before sending it (see find_edits)
     truncate: float | None = None  # the log's agent sent only this much of the transcript
     extra: float | None = None  # ... or this much more than it shows
     start: float | None = None  # when it was sent: the thread's last event before it
@@ -90,6 +91,18 @@ class Session:
     @property
     def requests(self) -> list[Request]:
         return [e[1] for e in self.events if e[0] == "request"]
+
+    @property
+    def model(self) -> str | None:
+        """The model of most of the main thread's requests (its window sets the budgets)."""
+        weight: dict[str, int] = {}
+        for main in (True, False):
+            for r in self.requests:
+                if r.model and (r.thread == "main") == main:
+                    weight[r.model] = weight.get(r.model, 0) + (r.prompt or 1)
+            if weight:
+                break
+        return max(weight, key=weight.get) if weight else None
 
     @property
     def recorded(self) -> bool:
@@ -418,6 +431,7 @@ def read_session(path: str, count: Callable[[dict], int] | None = None) -> Sessi
     if not session.requests:
         raise InputError(f"{path}: no request to replay (no assistant message)")
     calibrate(session)
+    find_edits(session)
     return session
 
 
@@ -555,17 +569,29 @@ class CacheModel:
         self.min_tokens = min_tokens
         self.entries: dict[int, tuple[float, float]] = {}  # prefix -> (readable from, expiry)
 
-    def alive(self, key: int, now: float) -> bool:
+    def alive(self, key: Any, now: float) -> bool:
         entry = self.entries.get(key)
         return entry is not None and entry[0] <= now <= entry[1]
 
+    def hit(self, keys: list, markers: list[int], now: float) -> int:
+        """The longest prefix an Anthropic request reads (-1: none): the lookup walks back up
+        to 20 blocks from each breakpoint."""
+        hit_at = -1
+        for m in markers:
+            for i in range(m, max(m - LOOKBACK, hit_at, -1), -1):
+                if self.alive(keys[i], now):
+                    hit_at = i
+                    break
+        return hit_at
+
     def bill(self, hashes: list[int], ends: list[float], markers: list[int], now: float, ttl: float,
-             done: float | None = None) -> dict:
+             done: float | None = None, model: str | None = None) -> dict:
         """Usage of one request sent at ``now`` and answered at ``done``: ``hashes[i]`` /
         ``ends[i]`` the prefix hash and its token end after unit ``i``; ``markers`` the units
         that carry a breakpoint (Anthropic). What it writes is readable once it is answered."""
         done = now if done is None or done < now else done
         total = ends[-1] if ends else 0.0
+        hashes = [(model, h) for h in hashes]  # a cache is the model's own
         if self.provider == OPENAI:
             hit = 0.0
             for i in range(len(hashes) - 1, -1, -1):
@@ -578,12 +604,8 @@ class CacheModel:
                     self.entries[hashes[i]] = (done, done + ttl)
             return {"input_tokens": round(total) - read, "cache_read_tokens": read, "cache_write_tokens": 0}
         last = markers[-1] if markers else -1
-        hit, hit_at = 0.0, -1
-        for m in markers:
-            for i in range(m, max(m - LOOKBACK, -1), -1):
-                if i > hit_at and self.alive(hashes[i], now):
-                    hit, hit_at = ends[i], i
-                    break
+        hit_at = self.hit(hashes, markers, now)
+        hit = ends[hit_at] if hit_at >= 0 else 0.0
         if hit_at >= 0:  # a read refreshes the entry
             self.entries[hashes[hit_at]] = (self.entries[hashes[hit_at]][0], max(now + ttl, self.entries[hashes[hit_at]][1]))
         end = ends[last] if last >= 0 else 0.0
@@ -659,6 +681,23 @@ class Totals:
         return out
 
 
+def _price_names(model: str | None) -> list[str]:
+    """The names a model's price is looked up under: its own, without a date suffix
+    (``claude-haiku-4-5-20251001``), and a Codex variant as its base model (``gpt-5.1-codex-max``
+    is billed at ``gpt-5.1``'s rates)."""
+    if not model:
+        return []
+    import re
+
+    names = [model]
+    undated = re.sub(r"-\d{8}$", "", model)
+    base = re.sub(r"-codex(-max|-mini)?$", "", undated)
+    for name in (undated, base):
+        if name not in names:
+            names.append(name)
+    return names
+
+
 class Pricer:
     """Per-request prices from the price table (Hermes's snapshot, then the library's rows)."""
 
@@ -666,13 +705,21 @@ class Pricer:
         self.provider = provider
         self.table = table
         self._entries: dict = {}
+        self.priced_as: dict[str, str] = {}  # model -> the name its price was found under
 
     def entry(self, model: str | None) -> dict | None:
         if model not in self._entries:
             from hermesctx import pricing
 
-            route = pricing.billing_route(model, self.provider)
-            self._entries[model] = pricing.lookup(route, self.table, library=self.table is None) if model else None
+            found = None
+            for name in _price_names(model):
+                route = pricing.billing_route(name, self.provider)
+                found = pricing.lookup(route, self.table, library=self.table is None)
+                if found is not None:
+                    if name != model:
+                        self.priced_as[model] = name
+                    break
+            self._entries[model] = found
         return self._entries[model]
 
     def cost(self, usage: dict, model: str | None, ttl: str | None = None) -> Decimal | None:
@@ -712,11 +759,23 @@ class _Thread:
         self.ends: list[float] = [overhead.tokens or 0.0]
         self.since_compaction = 0  # requests since the last compaction (the gate's forecast)
         self.warm = False  # whether its first request was seen
+        self.salt = 0  # edits so far: a unit after an edit is keyed anew
 
     def append(self, unit: Unit) -> None:
         self.units.append(unit)
         self.hashes.append(_chain(self.hashes[-1], unit.key))
         self.ends.append(self.ends[-1] + (unit.tokens or 0.0))
+
+    def edit(self, unit: Unit) -> bool:
+        """The agent changed ``unit`` (and so every prefix that holds it): nothing from it on
+        hits the cache any more. False when the thread does not hold it (compacted away)."""
+        for i, held in enumerate(self.units):
+            if held is unit:
+                self.salt += 1
+                for j in range(i + 1, len(self.hashes)):
+                    self.hashes[j] = _chain(self.hashes[j - 1], hash((self.units[j - 1].key, "edit", self.salt)))
+                return True
+        return False
 
     def reset(self, units: list[Unit]) -> None:
         del self.units[:], self.hashes[1:], self.ends[1:]
@@ -729,7 +788,7 @@ class _Thread:
 
 
 def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, count: Callable | None = None,
-           progress: Callable[[int], None] | None = None) -> dict:
+           progress: Callable[[int], None] | None = None, detect: bool = False) -> dict:
     """Bill every request of ``session`` under ``policy``: totals and the compactions made."""
     pricer = pricer or Pricer(session.provider)
     cache = CacheModel(session.provider)
@@ -776,11 +835,16 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
         if not thread.warm:
             thread.warm = True
             if req.usage and req.usage.get("cache_read_tokens"):  # cached before the log began
-                _warm(cache, thread, req.usage["cache_read_tokens"], now, ttl)
-        hashes, ends = thread.hashes, thread.ends
-        if policy.compaction == "log" and (req.truncate is not None or req.extra):
-            hashes, ends = _as_sent(thread, req)
-        usage = cache.bill(hashes, ends, _markers(len(hashes), policy, session.provider), now, ttl, done)
+                _warm(cache, thread, req.usage["cache_read_tokens"], now, ttl, req.model)
+        if req.edit is not None:
+            thread.edit(req.edit)
+        as_sent = policy.compaction == "log" and (req.truncate is not None or bool(req.extra))
+        hashes, ends = _as_sent(thread, req) if as_sent else (thread.hashes, thread.ends)
+        markers = _markers(len(hashes), policy, session.provider)
+        if detect and req.usage and session.provider == ANTHROPIC and thread.units:
+            _detect_edit(cache, thread, req, hashes, ends, markers, now)
+            hashes, ends = _as_sent(thread, req) if as_sent else (thread.hashes, thread.ends)
+        usage = cache.bill(hashes, ends, markers, now, ttl, done, req.model)
         usage["output_tokens"] = req.usage["output_tokens"] if req.usage else 0
         thread.since_compaction += 1
         totals.requests += 1
@@ -793,12 +857,39 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
     return {"policy": policy.name, **totals.as_dict(), "compaction_reports": compactions}
 
 
-def _warm(cache: CacheModel, thread: _Thread, read: int, now: float, ttl: float) -> None:
+def _detect_edit(cache: CacheModel, thread: _Thread, req: Request, hashes: list, ends: list, markers: list,
+                 now: float) -> None:
+    """Anthropic's cache is exact: when the log recorded a read well short of the prefix this
+    replay finds cached (and the entry had not expired), the agent changed its transcript there
+    (Claude Code rewrites earlier turns after an interrupt, say) in a way the log does not show.
+    Mark the first unit past the recorded read as edited, for every policy's replay."""
+    keys = [(req.model, h) for h in hashes]
+    at = cache.hit(keys, markers, now)
+    if at < 0:
+        return
+    read = req.usage["cache_read_tokens"]
+    if read + max(1024, 0.02 * ends[at]) >= ends[at]:
+        return
+    import bisect
+
+    i = bisect.bisect_right(thread.ends, read)  # thread.ends[i] > read: unit i - 1 is the first changed
+    if 1 <= i <= len(thread.units):
+        req.edit = thread.units[i - 1]
+        thread.edit(req.edit)
+
+
+def find_edits(session: Session) -> None:
+    """Mark the edits the log's recorded cache reads reveal (see :func:`_detect_edit`)."""
+    if session.provider == ANTHROPIC and session.recorded:
+        replay(session, LOG, detect=True)
+
+
+def _warm(cache: CacheModel, thread: _Thread, read: int, now: float, ttl: float, model: str | None) -> None:
     """The log's first request read ``read`` tokens cached by an earlier session: the longest
     prefix of the thread's transcript that fits in them is cached at the start."""
     for i in range(len(thread.ends) - 1, -1, -1):
         if thread.ends[i] <= read * 1.02:
-            cache.entries[thread.hashes[i]] = (now, now + ttl)
+            cache.entries[(model, thread.hashes[i])] = (now, now + ttl)
             return
 
 
@@ -856,11 +947,12 @@ def _budgets(policy: Policy, model: str | None):
 
 def _maybe_compact(session: Session, policy: Policy, thread: _Thread, req: Request, cache: CacheModel,
                    pricer: Pricer, count: Callable | None, now: float, ttl: float) -> dict | None:
-    budgets = _budgets(policy, req.model)
+    budgets = _budgets(policy, session.model)
     if thread.size < budgets.threshold_tokens:
         return None
     from hermesctx.stages.compress import compress_messages
     from hermesctx.summary import make_summarizer
+    from hermesctx.summary.text import is_summary_content
 
     messages = [u.msg for u in thread.units]
     new, report = compress_messages(messages, summarizer=make_summarizer("extractive"),
@@ -881,12 +973,12 @@ def _maybe_compact(session: Session, policy: Policy, thread: _Thread, req: Reque
     after = (session.overhead[req.thread].tokens or 0) + sum(u.tokens for u in units)
     middle = [by_id[id(m)] for m in messages[report["start"]:report["end"]] if id(m) in by_id]
     summary_in = round(sum(u.tokens for u in middle) + SUMMARY_PROMPT_TOKENS)
-    summary_out = round(sum(u.tokens for u in units if by_id.get(id(u.msg)) is None))
-    model = policy.summary_model or req.model
+    summary_out = round(sum(u.tokens for u in units if is_summary_content(u.msg.get("content"))))
+    model = policy.summary_model or session.model
     call = {"model": model, "usage": {"input_tokens": summary_in, "cache_read_tokens": 0,
                                       "cache_write_tokens": 0, "output_tokens": summary_out}}
-    cost = compaction_cost(before=thread.size, after=after, cached=_cached_prefix(cache, thread, now),
-                           summary_usage=call["usage"], summary_model=model, model=req.model, pricer=pricer,
+    cost = compaction_cost(before=thread.size, after=after, cached=_cached_prefix(cache, thread, now, req.model),
+                           summary_usage=call["usage"], summary_model=model, model=session.model, pricer=pricer,
                            provider=session.provider, ttl=ttl)
     call["cost_usd"] = cost["summary_call_usd"]
     out = {"at_request": thread.since_compaction, "compressed": True, "tokens_before": round(thread.size),
@@ -901,9 +993,9 @@ def _maybe_compact(session: Session, policy: Policy, thread: _Thread, req: Reque
     return out
 
 
-def _cached_prefix(cache: CacheModel, thread: _Thread, now: float) -> float:
+def _cached_prefix(cache: CacheModel, thread: _Thread, now: float, model: str | None) -> float:
     for i in range(len(thread.hashes) - 1, -1, -1):
-        if cache.alive(thread.hashes[i], now):
+        if cache.alive((model, thread.hashes[i]), now):
             return thread.ends[i]
     return 0.0
 
