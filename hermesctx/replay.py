@@ -467,12 +467,13 @@ def calibrate(session: Session) -> None:
         for unit in units:
             unit.tokens = unit.estimate * share
     size: dict[str, float] = {}
+    recorded = session.recorded
     for event in session.events:
         if event[0] == "compact":
             size.pop(event[1], None)
         elif event[0] == "request":
             req = event[1]
-            if req.thread in size:
+            if req.thread in size or (req.prompt is None and recorded):
                 continue
             size[req.thread] = 0.0
             units = _first_units(session, req)
@@ -517,9 +518,11 @@ def _measure(session: Session, ratio: float | None) -> list[tuple[list[Unit], fl
         else:
             req = event[1]
             req.truncate = req.extra = None
+            if req.prompt is None:  # no usage recorded (an aborted turn): its units wait for the next
+                continue
             units = pending.pop(req.thread, [])
-            if req.prompt is None or req.thread not in size:
-                size[req.thread] = float(req.prompt or 0)
+            if req.thread not in size:
+                size[req.thread] = float(req.prompt)
                 continue
             est = sum(u.estimate for u in units)
             growth = req.prompt - size[req.thread]
@@ -796,6 +799,7 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
     totals = Totals()
     compactions: list[dict] = []
     clock = 0.0
+    recorded = session.recorded
     for n, event in enumerate(session.events):
         kind = event[0]
         if kind == "unit":
@@ -811,6 +815,8 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
                 totals.compactions += 1
             continue
         req: Request = event[1]
+        if req.usage is None and recorded:
+            continue  # the log records no usage for it (an aborted turn): not billed in any policy
         thread = threads.setdefault(req.thread, _Thread(session.overhead[req.thread]))
         done = req.time if req.time is not None else clock
         now = req.start if req.start is not None and req.start <= done else done
