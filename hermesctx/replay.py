@@ -1034,23 +1034,22 @@ def _usd(amount: Decimal) -> str:
 
 def gate(cost: dict, remaining: int, *, min_gain: int | None, min_saving_usd: Decimal | None,
          over_window: bool = False) -> str | None:
-    """Why a compaction is declined (None: make it): it would not repay the cache it breaks
-    within the ``remaining`` requests expected, or repay less than ``min_gain`` tokens of input
-    / ``min_saving_usd``. A request that no longer fits the window is always compacted."""
+    """Why a compaction is declined (None: make it). With the gate on (``min_gain`` or
+    ``min_saving_usd`` given, 0 included): it saves fewer than ``min_gain`` tokens per later
+    request (Anthropic's ``clear_at_least``), it would not repay the cache it breaks within the
+    ``remaining`` requests expected, or its net saving over them is under ``min_saving_usd``. A
+    request that no longer fits the window is always compacted."""
     if (min_gain is None and min_saving_usd is None) or over_window:
         return None
-    per_request = Decimal(cost["saving_per_request_usd"])
-    one_time = Decimal(cost["one_time_usd"])
-    net = per_request * remaining - one_time
+    if min_gain is not None and cost["saved_per_request"] < min_gain:
+        return f"saves {cost['saved_per_request']:,} tokens per request, under the minimum gain of {min_gain:,}"
     payback = cost["payback_requests"]
     if payback is None or payback > remaining:
-        return (f"would not repay the cache it breaks: pays back after "
-                f"{'never' if payback is None else payback} requests, {remaining} expected")
+        when = "never pays back" if payback is None else f"pays back after {payback} requests"
+        return f"would not repay the cache it breaks: {when}, {remaining} expected"
+    net = Decimal(cost["saving_per_request_usd"]) * remaining - Decimal(cost["one_time_usd"])
     if min_saving_usd is not None and net < min_saving_usd:
-        return f"net saving ${net:.4f} over {remaining} expected requests is under ${min_saving_usd}"
-    if min_gain is not None and cost["saved_per_request"] * remaining < min_gain:
-        return (f"saves {cost['saved_per_request']:,} tokens per request x {remaining} expected requests, "
-                f"under the minimum gain of {min_gain:,}")
+        return f"saves ${net:.4f} over the {remaining} requests expected, under ${min_saving_usd}"
     return None
 
 
@@ -1065,15 +1064,16 @@ def policy_from(spec: str, *, ctx_of: Callable[[str | None], Any] | None = None,
     prompt_caching and summarizer settings; compression.enabled false: no compaction)."""
     from hermesctx.record import replace
 
+    import os
+
     if spec in BUILTIN:
         base = BUILTIN[spec]
     else:
-        settings = ctx_of(spec).settings if ctx_of else None
-        if settings is None:
+        if ctx_of is None or not os.path.isfile(spec):
             from hermesctx.errors import UsageError
 
             raise UsageError(f"--compare {spec}: not a policy (log, none, hermes, gate) nor a config file")
-        base = _policy_of_settings(spec, settings)
+        base = _policy_of_settings(spec, ctx_of(spec).settings)
     given = {k: v for k, v in overrides.items() if v is not None}
     return replace(base, **given) if given else base
 
@@ -1087,7 +1087,7 @@ def _policy_of_settings(name: str, settings: Any) -> Policy:
                   threshold=settings["compression.threshold"], target_ratio=settings["compression.target_ratio"],
                   protect_first_n=settings["compression.protect_first_n"],
                   protect_last_n=settings["compression.protect_last_n"],
-                  budget_rules=settings["compression.budget_rules"],
+                  budget_rules=settings["compression.budget_rules"], context_length=settings["model.context_length"],
                   ttl=settings["prompt_caching.cache_ttl"], min_gain=gain,
                   summary_model=settings["auxiliary.compression.model"])
 
