@@ -50,6 +50,7 @@ bench: venv
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
 	$(BIN)/python bench/recall.py $(RECALL_BENCH_ARGS)
+	$(BIN)/python bench/replay.py
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv
