@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config mcp completion man"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage replay spill trajectory convert run recall config mcp completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -60,6 +60,12 @@ _hermesctx() {
             --usage-format) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --usage-format --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
+    "replay")
+        case "$prev" in
+            --ttl) COMPREPLY=($(compgen -W "5m 1h" -- "$cur")); return;;
+            --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+        esac
+        words="--compare --min-gain --min-saving-usd --ttl --summary-model --format --progress --no-progress --config --help";;
     "spill")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
