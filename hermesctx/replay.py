@@ -29,9 +29,9 @@ uncached, its summary as output), priced at the summary model.
 
 from __future__ import annotations
 
-import sys
 from decimal import Decimal
 
+from hermesctx.cost import ANTHROPIC, OPENAI, Pricer, compaction_cost, gate
 from hermesctx.record import field, record
 
 TYPE_CHECKING = False
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
-ANTHROPIC, OPENAI = "anthropic", "openai"
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity" (OpenAI's prompt caching guide)
 OPENAI_STEP, OPENAI_MIN = 128, 1024
@@ -684,75 +683,6 @@ class Totals:
         return out
 
 
-def _price_names(model: str | None) -> list[str]:
-    """The names a model's price is looked up under: its own, without a date suffix
-    (``claude-haiku-4-5-20251001``), and a Codex variant as its base model (``gpt-5.1-codex-max``
-    is billed at ``gpt-5.1``'s rates)."""
-    if not model:
-        return []
-    import re
-
-    names = [model]
-    undated = re.sub(r"-\d{8}$", "", model)
-    base = re.sub(r"-codex(-max|-mini)?$", "", undated)
-    for name in (undated, base):
-        if name not in names:
-            names.append(name)
-    return names
-
-
-class Pricer:
-    """Per-request prices from the price table (Hermes's snapshot, then the library's rows)."""
-
-    def __init__(self, provider: str, table: dict | None = None):
-        self.provider = provider
-        self.table = table
-        self._entries: dict = {}
-        self.priced_as: dict[str, str] = {}  # model -> the name its price was found under
-
-    def entry(self, model: str | None) -> dict | None:
-        if model not in self._entries:
-            from hermesctx import pricing
-
-            found = None
-            for name in _price_names(model):
-                route = pricing.billing_route(name, self.provider)
-                found = pricing.lookup(route, self.table, library=self.table is None)
-                if found is not None:
-                    if name != model:
-                        self.priced_as[model] = name
-                    break
-            self._entries[model] = found
-        return self._entries[model]
-
-    def cost(self, usage: dict, model: str | None, ttl: str | None = None) -> Decimal | None:
-        from hermesctx import pricing
-
-        entry = self.entry(model)
-        if entry is None:
-            return None
-        entry = pricing._at_tier(entry, usage) if entry.get("tiers") else entry
-        amount = Decimal("0")
-        for bucket, price in (("input_tokens", "input"), ("output_tokens", "output"),
-                              ("cache_read_tokens", "cache_read"), ("cache_write_tokens", "cache_write")):
-            tokens = usage.get(bucket, 0)
-            if tokens:
-                rate = entry.get(price)
-                if price == "cache_write" and ttl == "1h" and entry.get("cache_write_1h") is not None:
-                    rate = entry["cache_write_1h"]
-                if rate is None:
-                    if price == "cache_write" and self.provider == OPENAI:
-                        continue
-                    return None
-                amount += Decimal(tokens) * rate / Decimal(1_000_000)
-        return amount
-
-    def rate(self, model: str | None, price: str) -> Decimal:
-        entry = self.entry(model)
-        value = entry.get(price) if entry else None
-        return value if value is not None else Decimal("0")
-
-
 class _Thread:
     """A thread's transcript as a policy holds it: the units, their prefix hashes and ends."""
 
@@ -1006,51 +936,6 @@ def _cached_prefix(cache: CacheModel, thread: _Thread, now: float, model: str | 
     return 0.0
 
 
-def compaction_cost(*, before: float, after: float, cached: float, summary_usage: dict, summary_model: str | None,
-                    model: str | None, pricer: Pricer, provider: str, ttl: float | None = None) -> dict:
-    """The price of one compaction: the summary call, the cache it breaks (the cached prefix is
-    read no more and the new prompt is written again) and what each later request saves; the
-    number of later requests after which it has paid for itself (None: never)."""
-    read = pricer.rate(model, "cache_read")
-    write = pricer.rate(model, "cache_write") if provider == ANTHROPIC else pricer.rate(model, "input")
-    summary = pricer.cost(summary_usage, summary_model) or Decimal("0")
-    # next request: the new prompt is written (or sent uncached) instead of the cached prefix read
-    rebuild = Decimal(round(after)) * write / Decimal(1_000_000)
-    kept_read = Decimal(round(cached)) * read / Decimal(1_000_000)
-    one_time = summary + rebuild - kept_read
-    per_request = Decimal(max(round(before - after), 0)) * read / Decimal(1_000_000)
-    payback = None
-    if per_request > 0:
-        payback = max(int(-(-max(one_time, Decimal(0)) // per_request)), 0)
-    return {"tokens_before": round(before), "tokens_after": round(after), "saved_per_request": round(before - after),
-            "cached_prefix_broken": round(cached), "summary_call_usd": _usd(summary),
-            "cache_break_usd": _usd(rebuild - kept_read), "one_time_usd": _usd(one_time),
-            "saving_per_request_usd": _usd(per_request), "payback_requests": payback}
-
-
-def _usd(amount: Decimal) -> str:
-    return format(amount.quantize(Decimal("0.000001")), "f")
-
-
-def gate(cost: dict, remaining: int, *, min_gain: int | None, min_saving_usd: Decimal | None,
-         over_window: bool = False) -> str | None:
-    """Why a compaction is declined (None: make it). With the gate on (``min_gain`` or
-    ``min_saving_usd`` given, 0 included): it saves fewer than ``min_gain`` tokens per later
-    request (Anthropic's ``clear_at_least``), it would not repay the cache it breaks within the
-    ``remaining`` requests expected, or its net saving over them is under ``min_saving_usd``. A
-    request that no longer fits the window is always compacted."""
-    if (min_gain is None and min_saving_usd is None) or over_window:
-        return None
-    if min_gain is not None and cost["saved_per_request"] < min_gain:
-        return f"saves {cost['saved_per_request']:,} tokens per request, under the minimum gain of {min_gain:,}"
-    payback = cost["payback_requests"]
-    if payback is None or payback > remaining:
-        when = "never pays back" if payback is None else f"pays back after {payback} requests"
-        return f"would not repay the cache it breaks: {when}, {remaining} expected"
-    net = Decimal(cost["saving_per_request_usd"]) * remaining - Decimal(cost["one_time_usd"])
-    if min_saving_usd is not None and net < min_saving_usd:
-        return f"saves ${net:.4f} over the {remaining} requests expected, under ${min_saving_usd}"
-    return None
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -1062,9 +947,9 @@ BUILTIN = {"log": LOG, "none": NONE, "hermes": HERMES,
 def policy_from(spec: str, *, ctx_of: Callable[[str | None], Any] | None = None, **overrides: Any) -> Policy:
     """A policy by name (log, none, hermes, gate) or from a config file (its compression,
     prompt_caching and summarizer settings; compression.enabled false: no compaction)."""
-    from hermesctx.record import replace
-
     import os
+
+    from hermesctx.record import replace
 
     if spec in BUILTIN:
         base = BUILTIN[spec]

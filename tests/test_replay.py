@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from hermesctx import cost
 from hermesctx import replay as rp
 from tests.conftest import ROOT, invoke
 from tests.replay_logs import claude_code_log, codex_log
@@ -179,8 +180,8 @@ def test_gate_declines_with_its_reason(tmp_path):
 
 
 def test_price_names():
-    assert rp._price_names("gpt-5.1-codex-max") == ["gpt-5.1-codex-max", "gpt-5.1"]
-    assert rp._price_names("claude-haiku-4-5-20251001") == ["claude-haiku-4-5-20251001", "claude-haiku-4-5"]
+    assert cost._price_names("gpt-5.1-codex-max") == ["gpt-5.1-codex-max", "gpt-5.1"]
+    assert cost._price_names("claude-haiku-4-5-20251001") == ["claude-haiku-4-5-20251001", "claude-haiku-4-5"]
     assert rp.Pricer(rp.OPENAI).entry("gpt-5.1-codex-max") is not None
 
 
