@@ -132,3 +132,64 @@ def gate(cost: dict, remaining: int, *, min_gain: int | None, min_saving_usd: De
     if min_saving_usd is not None and net < min_saving_usd:
         return f"saves ${net:.4f} over the {remaining} requests expected, under ${min_saving_usd}"
     return None
+
+
+SUMMARY_PROMPT_TOKENS = 1_200  # the summarization template around the serialized turns
+
+
+def provider_of(model: str | None, provider: str | None = None) -> str:
+    """Whose cache rules apply: Anthropic's (explicit breakpoints, billed writes) for a Claude
+    model or the anthropic provider, else OpenAI's (automatic, unbilled writes)."""
+    if (provider or "").lower() in (ANTHROPIC, "bedrock", "vertex") or "claude" in (model or "").lower():
+        return ANTHROPIC
+    return OPENAI
+
+
+def expected_requests(messages: list) -> int:
+    """How many more requests a session is expected to make: as many as it made since its
+    last compaction (its assistant messages after the last summary), at least one."""
+    from hermesctx.summary.text import is_summary_content
+
+    count = 0
+    for msg in reversed(messages):
+        if not isinstance(msg, dict):
+            continue
+        if is_summary_content(msg.get("content")):
+            break
+        count += msg.get("role") == "assistant"
+    return max(count, 1)
+
+
+def compress_cost(before: list, after: list, report: dict, *, model: str | None, provider: str | None = None,
+                  summary_model: str | None = None, window: int | None = None, min_gain: int | None = None,
+                  min_saving_usd: Decimal | None = None) -> tuple[dict, str | None]:
+    """``compress``'s cost figures for one compaction (its report's tokens, the whole request
+    taken as cached, as it is in an agent's steady state) and the gate's reason to decline it
+    (None: keep it). An unpriced model gets the token figures only; the gate then applies
+    ``min_gain`` alone."""
+    from hermesctx import tokens
+    from hermesctx.summary.text import is_summary_content
+
+    kind = provider_of(model, provider)
+    pricer = Pricer(kind)
+    start, end = report.get("start", 0), report.get("end", 0)
+    summary_in = tokens.rough_messages(before[start:end]) + SUMMARY_PROMPT_TOKENS
+    summary_out = sum(tokens.rough_messages([m]) for m in after
+                      if isinstance(m, dict) and is_summary_content(m.get("content")))
+    usage = {"input_tokens": summary_in, "cache_read_tokens": 0, "cache_write_tokens": 0, "output_tokens": summary_out}
+    remaining = expected_requests(before)
+    priced = pricer.entry(model) is not None
+    cost = compaction_cost(before=report["tokens_before"], after=report["tokens_after"], cached=report["tokens_before"],
+                           summary_usage=usage, summary_model=summary_model or model, model=model, pricer=pricer,
+                           provider=kind)
+    cost.update(model=model, summary_model=summary_model or model, summary_call=usage, cache_rules=kind,
+                expected_requests=remaining, priced=priced)
+    if not priced:
+        for key in ("summary_call_usd", "cache_break_usd", "one_time_usd", "saving_per_request_usd", "payback_requests"):
+            cost[key] = None
+        if min_gain is not None and cost["saved_per_request"] < min_gain and not (window and report["tokens_before"] >= window):
+            return cost, (f"saves {cost['saved_per_request']:,} tokens per request, under the minimum gain "
+                          f"of {min_gain:,}")
+        return cost, None
+    return cost, gate(cost, remaining, min_gain=min_gain, min_saving_usd=min_saving_usd,
+                      over_window=bool(window) and report["tokens_before"] >= window)

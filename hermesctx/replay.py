@@ -977,6 +977,24 @@ def _policy_of_settings(name: str, settings: Any) -> Policy:
                   summary_model=settings["auxiliary.compression.model"])
 
 
+def main(logs: list[str], *, compare: list[str], config_path: str | None, min_gain: int | None,
+         min_saving_usd: float | None, ttl: str | None, summary_model: str | None, fmt: str | None,
+         progress: bool | None, env: Any, ctx_of: Callable[[str | None], Any]) -> int:
+    """The ``replay`` command: the policies its options name, then :func:`run`."""
+    specs = compare or ["log"] + ([config_path] if config_path else [])
+    overrides = {"ttl": ttl, "summary_model": summary_model}
+    gated = {"min_gain": min_gain,
+             "min_saving_usd": Decimal(str(min_saving_usd)) if min_saving_usd is not None else None}
+    policies = []
+    for spec in dict.fromkeys(specs):
+        policy = policy_from(spec, ctx_of=ctx_of, **overrides)
+        if policy.compaction == "hermes" and any(v is not None for v in gated.values()):
+            policy = policy_from(spec, ctx_of=ctx_of, **overrides, **gated)
+        policies.append(policy)
+    as_json = fmt == "json" or (fmt is None and not env.stdout_isatty)
+    return run(logs, policies, env=env, as_json=as_json, progress=progress)
+
+
 def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, progress: bool | None = None) -> int:
     """Replay every log under every policy; print the report (JSON or a table); 0, or 3 when a
     log could not be read (the others are still reported)."""

@@ -130,6 +130,8 @@ COMMANDS = {
             '--archive': ('archive_dir', 'value', ('text',), False),
             '--session': ('session', 'value', ('text',), False),
             '--expand': ('expand', 'set', True),
+            '--min-gain': ('min_gain', 'value', ('int', 0, None), False),
+            '--min-saving-usd': ('min_saving_usd', 'value', ('float', 0, None, False, False), False),
             '--hermes-note': ('hermes_note', 'set', True),
             '--no-hermes-note': ('hermes_note', 'set', False),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
@@ -154,7 +156,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, False, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'summarizer': None, 'summary_model': None, 'base_url': None, 'api_key': None, 'timeout': None, 'fallback': None, 'focus': None, 'protect_first_n': None, 'protect_last_n': None, 'tail_tokens': None, 'if_needed': False, 'archive_dir': None, 'session': None, 'expand': False, 'hermes_note': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'summarizer': None, 'summary_model': None, 'base_url': None, 'api_key': None, 'timeout': None, 'fallback': None, 'focus': None, 'protect_first_n': None, 'protect_last_n': None, 'tail_tokens': None, 'if_needed': False, 'archive_dir': None, 'session': None, 'expand': False, 'min_gain': None, 'min_saving_usd': None, 'hermes_note': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'cache-mark': {

@@ -45,19 +45,8 @@ def command(logs, compare, min_gain, min_saving_usd, ttl, summary_model, fmt, pr
         hermesctx replay --compare none --compare hermes --compare gate rollout-*.jsonl
         hermesctx replay --config my.yaml --format json SESSION.jsonl
     """
-    from decimal import Decimal
-
     from hermesctx import replay
 
-    env = get_env()
-    specs = list(compare) or ["log"] + ([config_path] if config_path else [])
-    overrides = {"ttl": ttl, "summary_model": summary_model}
-    gated = {"min_gain": min_gain, "min_saving_usd": Decimal(str(min_saving_usd)) if min_saving_usd is not None else None}
-    policies = []
-    for spec in dict.fromkeys(specs):
-        policy = replay.policy_from(spec, ctx_of=get_context, **overrides)
-        if policy.compaction == "hermes" and any(v is not None for v in gated.values()):
-            policy = replay.policy_from(spec, ctx_of=get_context, **overrides, **gated)
-        policies.append(policy)
-    as_json = fmt == "json" or (fmt is None and not env.stdout_isatty)
-    return replay.run(list(logs), policies, env=env, as_json=as_json, progress=progress)
+    return replay.main(list(logs), compare=list(compare), config_path=config_path, min_gain=min_gain,
+                       min_saving_usd=min_saving_usd, ttl=ttl, summary_model=summary_model, fmt=fmt,
+                       progress=progress, env=get_env(), ctx_of=get_context)

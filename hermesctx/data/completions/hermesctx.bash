@@ -47,7 +47,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --min-gain --min-saving-usd --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;

@@ -121,6 +121,8 @@ complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l if-needed -d 
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l archive -r -d 'Keep the compacted-away transcript for --expand and `hermesctx recall`: PATH end'
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l session -r -d 'The store session the compaction belongs to (default: the session of the span th'
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l expand -d 'Reverse the newest compaction made with --archive, reading only from that PATH ('
+complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l min-gain -r -d 'Decline a compaction that saves fewer than TOKENS tokens per later request or wo'
+complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l min-saving-usd -r -d 'The gate in money: decline a compaction whose net saving over the requests expec'
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l hermes-note -d 'Keep Hermes\'s sentence about its memory files (MEMORY.md, USER.md) in the note a'
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l no-hermes-note -d 'Keep Hermes\'s sentence about its memory files (MEMORY.md, USER.md) in the note a'
 complete -c hermesctx -n '__fish_seen_subcommand_from compress' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
