@@ -193,3 +193,33 @@ def compress_cost(before: list, after: list, report: dict, *, model: str | None,
         return cost, None
     return cost, gate(cost, remaining, min_gain=min_gain, min_saving_usd=min_saving_usd,
                       over_window=bool(window) and report["tokens_before"] >= window)
+
+
+def forecast(messages: list, *, model: str | None, provider: str | None = None, summary_model: str | None = None,
+             budgets: Any) -> dict:
+    """``estimate --forecast``: what compacting now would do (the compressor's boundaries and
+    the offline extractive summary, so no model is called): tokens saved per request, cached
+    tokens it breaks, the requests after which it pays back, against those expected."""
+    from hermesctx.stages.compress import compress_messages
+    from hermesctx.summary import make_summarizer
+
+    out, report = compress_messages(messages, summarizer=make_summarizer("extractive"),
+                                    tail_token_budget=budgets.tail_token_budget,
+                                    max_summary_tokens=budgets.max_summary_tokens)
+    if not report.get("compressed"):
+        return {"compressible": False, "reason": report.get("reason"),
+                "line": f"compacting now would change nothing: {report.get('reason')}"}
+    cost, reason = compress_cost(messages, out, report, model=model, provider=provider, summary_model=summary_model,
+                                 window=budgets.context_length, min_gain=0)
+    payback = cost["payback_requests"]
+    line = (f"compacting now saves ~{cost['saved_per_request']:,} tokens per request, breaks "
+            f"~{cost['cached_prefix_broken']:,} cached tokens, ")
+    if not cost["priced"]:
+        line += "pays back: unknown (the model is not priced)"
+    else:
+        line += ("never pays back" if payback is None else f"pays back after {payback:,} requests") + \
+            f" ({cost['expected_requests']:,} expected: {'worth it' if reason is None else 'not worth it yet'})"
+    return {"compressible": True, "saves_per_request": cost["saved_per_request"],
+            "breaks_cached": cost["cached_prefix_broken"], "payback_requests": payback,
+            "expected_requests": cost["expected_requests"], "worth_it": reason is None if cost["priced"] else None,
+            "cost": cost, "line": line}

@@ -17,6 +17,7 @@ COMMANDS = {
             '--format': ('report_format', 'value', ('choice', ('json', 'table')), False),
             '--tee': ('tee', 'set', True),
             '--check': ('check', 'set', True),
+            '--forecast': ('forecast', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
@@ -33,7 +34,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, False, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'tee': False, 'check': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'tee': False, 'check': False, 'forecast': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'prune': {

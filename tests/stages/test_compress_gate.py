@@ -97,3 +97,26 @@ def test_unpriced_model_has_token_figures_only(tmp_path):
     res, report = _report(tmp_path, doc=_session(model="my-local-model"))
     assert report["compressed"] and report["cost"]["priced"] is False
     assert report["cost"]["summary_call_usd"] is None and report["cost"]["saved_per_request"] > 0
+
+
+def test_estimate_forecast(tmp_path):
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(_session()))
+    res = invoke(["estimate", str(src), "--forecast", "--format", "json"])
+    assert res.status == 0
+    fc = res.json["forecast"]
+    assert fc["compressible"] and fc["saves_per_request"] > 0 and fc["breaks_cached"] > fc["saves_per_request"]
+    assert fc["payback_requests"] == fc["cost"]["payback_requests"] and fc["worth_it"] is (
+        fc["payback_requests"] <= fc["expected_requests"])
+    table = invoke(["estimate", str(src), "--forecast", "--format", "table"]).stdout.decode()
+    assert table.splitlines()[1] == fc["line"]
+    assert f"pays back after {fc['payback_requests']:,} requests" in fc["line"]
+    plain = invoke(["estimate", str(src), "--format", "json"]).json
+    assert "forecast" not in plain  # only when asked
+
+
+def test_estimate_forecast_of_a_short_transcript(tmp_path):
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps({"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}))
+    fc = invoke(["estimate", str(src), "--forecast", "--format", "json"]).json["forecast"]
+    assert fc["compressible"] is False and "too few messages" in fc["line"]

@@ -32,6 +32,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l per-message -
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l format -r -a 'json table' -d 'Default: table when the report goes to a terminal, else JSON.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l tee -d 'Pass the input through to stdout unchanged (not rewritten for the wire: the one '
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l check -d 'Exit 1 when a request reaches the threshold.'
+complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l forecast -d 'Add what compacting now would do: tokens saved per request, cached tokens it bre'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l include-sidechains -d 'Claude Code logs: insert each subagent\'s transcript after the result of the Task'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l all-segments -d 'Session logs: keep what came before compaction boundaries too.'
