@@ -12,7 +12,7 @@ from decimal import Decimal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from typing import Any
 
 ANTHROPIC, OPENAI = "anthropic", "openai"
 MILLION = Decimal(1_000_000)
