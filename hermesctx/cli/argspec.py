@@ -45,6 +45,7 @@ COMMANDS = {
             '--protect-last-n': ('protect_last_n', 'value', ('int', 0, None), False),
             '--tail-tokens': ('tail_tokens', 'value', ('int', 0, None), False),
             '--dry-run': ('dry_run', 'set', True),
+            '--clear-thinking': ('clear_thinking', 'value', ('int', 0, None), False),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
@@ -67,7 +68,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, False, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'protect_last_n': None, 'tail_tokens': None, 'dry_run': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'protect_last_n': None, 'tail_tokens': None, 'dry_run': False, 'clear_thinking': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'sanitize': {

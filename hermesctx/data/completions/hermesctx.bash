@@ -27,7 +27,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --clear-thinking --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;

@@ -54,6 +54,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l no-jsonl -d 'Tre
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l protect-last-n -r -d 'Always protect at least the last N messages; 0: no floor (default 20, config com'
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l tail-tokens -r -d 'Token budget of the protected tail (0: count only; default: from the model\'s bud'
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l dry-run -d 'List what would change on stderr; output the input unchanged.'
+complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l clear-thinking -r -d 'Also remove the thinking blocks and reasoning of all but the last KEEP assistant'
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l include-sidechains -d 'Claude Code logs: insert each subagent\'s transcript after the result of the Task'
 complete -c hermesctx -n '__fish_seen_subcommand_from prune' -l all-segments -d 'Session logs: keep what came before compaction boundaries too.'
