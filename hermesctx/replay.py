@@ -205,6 +205,8 @@ def _merge(into: dict, part: dict) -> None:
     for key in ("reasoning_content", "reasoning"):
         if part.get(key):
             into[key] = (into.get(key) or "") + str(part[key])
+    if part.get("reasoning_details"):  # signed thinking: what clearing it removes
+        into.setdefault("reasoning_details", []).extend(part["reasoning_details"])
 
 
 def _claude_code(lines: Iterable[Any], session: Session, count: Callable[[dict], int]) -> None:
@@ -646,6 +648,7 @@ class Policy:
     min_gain: int | None = None  # the gate: decline a compaction that would not repay its cache break
     min_saving_usd: Decimal | None = None
     summary_model: str | None = None
+    clear_thinking: int | None = None  # keep the thinking of the last N assistant turns only
 
 
 LOG = Policy(name="log")
@@ -663,6 +666,7 @@ class Totals:
     compactions: int = 0
     declined: int = 0
     summary_requests: int = 0
+    thinking_cleared: int = 0  # assistant turns whose thinking a policy removed
     cost_usd: Decimal = Decimal("0")
     unpriced: int = 0
 
@@ -676,7 +680,8 @@ class Totals:
         self.cost_usd += other.cost_usd
 
     def as_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in ("requests", *BUCKETS, "compactions", "declined", "summary_requests")}
+        out = {k: getattr(self, k) for k in ("requests", *BUCKETS, "compactions", "declined", "summary_requests",
+                                             "thinking_cleared")}
         out["prompt_tokens"] = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
         out["cost_usd"] = None if self.unpriced and not self.cost_usd else format(self.cost_usd.quantize(Decimal("0.000001")), "f")
         out["unpriced_requests"] = self.unpriced
@@ -693,11 +698,22 @@ class _Thread:
         self.since_compaction = 0  # requests since the last compaction (the gate's forecast)
         self.warm = False  # whether its first request was seen
         self.salt = 0  # edits so far: a unit after an edit is keyed anew
+        self.salted: dict[int, int] = {}  # id(unit) -> the edit that re-keyed it
+
+    def key(self, unit: Unit) -> Any:
+        salt = self.salted.get(id(unit))
+        return unit.key if salt is None else hash((unit.key, "edit", salt))
 
     def append(self, unit: Unit) -> None:
         self.units.append(unit)
-        self.hashes.append(_chain(self.hashes[-1], unit.key))
+        self.hashes.append(_chain(self.hashes[-1], self.key(unit)))
         self.ends.append(self.ends[-1] + (unit.tokens or 0.0))
+
+    def rebuild(self, i: int) -> None:
+        """Prefix hashes and ends again from unit ``i`` on (units replaced in place)."""
+        for j in range(i, len(self.units)):
+            self.hashes[j + 1] = _chain(self.hashes[j], self.key(self.units[j]))
+            self.ends[j + 1] = self.ends[j] + (self.units[j].tokens or 0.0)
 
     def edit(self, unit: Unit) -> bool:
         """The agent changed ``unit`` (and so every prefix that holds it): nothing from it on
@@ -705,8 +721,9 @@ class _Thread:
         for i, held in enumerate(self.units):
             if held is unit:
                 self.salt += 1
-                for j in range(i + 1, len(self.hashes)):
-                    self.hashes[j] = _chain(self.hashes[j - 1], hash((self.units[j - 1].key, "edit", self.salt)))
+                for later in self.units[i:]:
+                    self.salted[id(later)] = self.salt
+                self.rebuild(i)
                 return True
         return False
 
@@ -730,6 +747,7 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
     compactions: list[dict] = []
     clock = 0.0
     recorded = session.recorded
+    memo: dict = {}  # clear_thinking: id(unit) -> its unit without thinking (None: nothing to clear)
     for n, event in enumerate(session.events):
         kind = event[0]
         if kind == "unit":
@@ -774,6 +792,8 @@ def replay(session: Session, policy: Policy, *, pricer: Pricer | None = None, co
                 _warm(cache, thread, req.usage["cache_read_tokens"], now, ttl, req.model)
         if req.edit is not None:
             thread.edit(req.edit)
+        if policy.clear_thinking is not None:
+            totals.thinking_cleared += _clear_old_thinking(thread, policy.clear_thinking, memo, count)
         as_sent = policy.compaction == "log" and (req.truncate is not None or bool(req.extra))
         hashes, ends = _as_sent(thread, req) if as_sent else (thread.hashes, thread.ends)
         markers = _markers(len(hashes), policy, session.provider)
@@ -818,6 +838,41 @@ def find_edits(session: Session) -> None:
     """Mark the edits the log's recorded cache reads reveal (see :func:`_detect_edit`)."""
     if session.provider == ANTHROPIC and session.recorded:
         replay(session, LOG, detect=True)
+
+
+def _clear_old_thinking(thread: _Thread, keep: int, memo: dict, count: Callable | None) -> int:
+    """Replace, in ``thread``, the assistant units outside the last ``keep`` (and outside the
+    open tool-use loop) by the same units without thinking (:mod:`hermesctx.stages.thinking`):
+    a unit that changes is a new prefix from there on. Returns how many were replaced now."""
+    from hermesctx.stages.thinking import _is_user_turn, new_report, strip
+
+    units = thread.units
+    assistants = [i for i, u in enumerate(units) if u.msg.get("role") == "assistant"]
+    last_user = max((i for i, u in enumerate(units) if _is_user_turn(u.msg)), default=-1)
+    kept = set(assistants[-keep:]) if keep else set()
+    first, replaced = None, 0
+    for i in assistants:
+        if i in kept or i > last_user:
+            continue
+        unit = units[i]
+        if id(unit) not in memo:
+            new = strip(unit.msg, new_report(keep))
+            if new is None:
+                memo[id(unit)] = None
+            else:
+                count = count or Counter()
+                bare = Unit(new, count(new))
+                bare.tokens = (unit.tokens or 0.0) * (bare.estimate / unit.estimate if unit.estimate else 1.0)
+                memo[id(unit)] = bare
+                memo[id(bare)] = None
+        bare = memo[id(unit)]
+        if bare is not None:
+            units[i] = bare
+            replaced += 1
+            first = i if first is None else first
+    if first is not None:
+        thread.rebuild(first)
+    return replaced
 
 
 def _warm(cache: CacheModel, thread: _Thread, read: int, now: float, ttl: float, model: str | None) -> None:
@@ -979,6 +1034,7 @@ def _policy_of_settings(name: str, settings: Any) -> Policy:
 
 def main(logs: list[str], *, compare: list[str], config_path: str | None, min_gain: int | None,
          min_saving_usd: float | None, ttl: str | None, summary_model: str | None, fmt: str | None,
+         clear_thinking: int | None,
          progress: bool | None, env: Any, ctx_of: Callable[[str | None], Any]) -> int:
     """The ``replay`` command: the policies its options name, then :func:`run`."""
     specs = compare or ["log"] + ([config_path] if config_path else [])
@@ -991,6 +1047,11 @@ def main(logs: list[str], *, compare: list[str], config_path: str | None, min_ga
         if policy.compaction == "hermes" and any(v is not None for v in gated.values()):
             policy = policy_from(spec, ctx_of=ctx_of, **overrides, **gated)
         policies.append(policy)
+    if clear_thinking is not None:  # each policy again, clearing old thinking (the log's own too)
+        from hermesctx.record import replace
+
+        policies += [replace(p, clear_thinking=clear_thinking, name=f"{p.name} + clear thinking {clear_thinking}")
+                     for p in list(policies)]
     as_json = fmt == "json" or (fmt is None and not env.stdout_isatty)
     return run(logs, policies, env=env, as_json=as_json, progress=progress)
 
@@ -1051,7 +1112,7 @@ def _total(sessions: list[dict]) -> list[dict]:
     for s in sessions:
         for row in s["policies"]:
             t = by_policy.setdefault(row["policy"], Totals())
-            for key in ("requests", *BUCKETS, "compactions", "declined", "summary_requests"):
+            for key in ("requests", *BUCKETS, "compactions", "declined", "summary_requests", "thinking_cleared"):
                 setattr(t, key, getattr(t, key) + (row.get(key) or 0))
             if row["cost_usd"] is not None:
                 t.cost_usd += Decimal(row["cost_usd"])

@@ -247,3 +247,32 @@ def test_cli_progress_on_stderr(tmp_path):
     claude_code_log(path)
     res = invoke(["replay", str(path), "--progress", "--format", "json"])
     assert res.status == 0 and "replay: 1/1 logs" in res.stderr
+
+
+def test_clear_thinking_policy_breaks_the_cache_where_it_clears(tmp_path):
+    path = tmp_path / "think.jsonl"
+    claude_code_log(path, turns=10)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:  # every reply thinks first (signed)
+        if line["type"] == "assistant":
+            line["message"]["content"].insert(0, {"type": "thinking", "thinking": "Let me weigh the options. " * 40,
+                                                  "signature": "c2ln"})
+    results = [i for i, line in enumerate(lines) if line["type"] == "user"]
+    ask = {**lines[results[7]], "uuid": "ask2", "message": {"role": "user", "content": "Now the docs, please."}}
+    lines.insert(results[7] + 1, ask)  # a new user turn: the tool loops before it are closed
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = rp.read_session(str(path))
+    plain = rp.replay(session, rp.NONE)
+    cleared = rp.replay(session, rp.Policy(name="clear", compaction="none", clear_thinking=1))
+    assert cleared["thinking_cleared"] > 0 and plain["thinking_cleared"] == 0
+    assert cleared["prompt_tokens"] < plain["prompt_tokens"]  # the thinking is no longer sent
+    assert cleared["cache_write_tokens"] > plain["cache_write_tokens"]  # each clearing re-writes from there
+
+
+def test_cli_clear_thinking_adds_a_variant_of_each_policy(tmp_path):
+    path = tmp_path / "s.jsonl"
+    claude_code_log(path)
+    res = invoke(["replay", str(path), "--compare", "log", "--compare", "none", "--clear-thinking", "2",
+                  "--format", "json"])
+    names = [row["policy"] for row in res.json["sessions"][0]["policies"]]
+    assert names == ["recorded", "log", "no compaction", "log + clear thinking 2", "no compaction + clear thinking 2"]

@@ -35,38 +35,48 @@ def clear_thinking(messages: list, keep: int) -> tuple[list, dict]:
     last_user = max((i for i, m in enumerate(messages) if isinstance(m, dict) and _is_user_turn(m)), default=-1)
     open_loop = {i for i in assistants if i > last_user}
     kept = set(assistants[-keep:]) if keep > 0 else set()
-    report = {"keep": keep, "cleared_blocks": 0, "cleared_fields": 0, "messages_changed": 0, "chars_removed": 0,
-              "kept_open_loop": len(open_loop - kept), "kept_nonempty": 0}
+    report = {**new_report(keep), "kept_open_loop": len(open_loop - kept)}
     out = list(messages)
     for i in assistants:
         if i in kept or i in open_loop:
             continue
-        msg = messages[i]
-        new = dict(msg)
-        removed = 0
-        for key in REASONING_KEYS:
-            if key in new and new[key]:
-                report["chars_removed"] += len(str(new.pop(key)))
-                report["cleared_fields"] += 1
-                removed += 1
-        content = msg.get("content")
-        if isinstance(content, list):
-            rest = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_BLOCKS)]
-            if len(rest) != len(content):
-                if rest:
-                    for b in content:
-                        if isinstance(b, dict) and b.get("type") in THINKING_BLOCKS:
-                            report["chars_removed"] += len(str(b.get("thinking") or b.get("data") or ""))
-                    report["cleared_blocks"] += len(content) - len(rest)
-                    new["content"] = rest
-                    removed += 1
-                else:
-                    report["kept_nonempty"] += 1
-        if removed:
+        new = strip(messages[i], report)
+        if new is not None:
             out[i] = new
             report["messages_changed"] += 1
     report["tokens_saved"] = report["chars_removed"] // 4
     return (out if report["messages_changed"] else messages), report
+
+
+def strip(msg: dict, report: dict) -> dict | None:
+    """``msg`` without its thinking blocks and reasoning fields (None: nothing to remove, or
+    only thinking in its content, which must stay non-empty); counts into ``report``."""
+    new = dict(msg)
+    removed = 0
+    for key in REASONING_KEYS:
+        if key in new and new[key]:
+            report["chars_removed"] += len(str(new.pop(key)))
+            report["cleared_fields"] += 1
+            removed += 1
+    content = msg.get("content")
+    if isinstance(content, list):
+        rest = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_BLOCKS)]
+        if len(rest) != len(content):
+            if rest:
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") in THINKING_BLOCKS:
+                        report["chars_removed"] += len(str(b.get("thinking") or b.get("data") or ""))
+                report["cleared_blocks"] += len(content) - len(rest)
+                new["content"] = rest
+                removed += 1
+            else:
+                report["kept_nonempty"] += 1
+    return new if removed else None
+
+
+def new_report(keep: int) -> dict:
+    return {"keep": keep, "cleared_blocks": 0, "cleared_fields": 0, "messages_changed": 0, "chars_removed": 0,
+            "kept_open_loop": 0, "kept_nonempty": 0}
 
 
 def describe(report: dict) -> str:

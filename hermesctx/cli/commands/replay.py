@@ -23,13 +23,17 @@ from hermesctx.exit import EXIT_STATUS_HELP
               help="Cache lifetime of every policy (default: what the log recorded, else 5m; OpenAI: 10 min).")
 @click.option("--summary-model", default=None, metavar="MODEL",
               help="The model that writes the summaries (priced separately; default: the session's).")
+@click.option("--clear-thinking", type=click.IntRange(min=0), default=None, metavar="KEEP",
+              help="Replay each policy a second time clearing the thinking of all but the last KEEP "
+                   "assistant turns before each request (as prune --clear-thinking).")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default=None,
               help="A table (default on a terminal) or JSON (default when piped).")
 @click.option("--progress/--no-progress", default=None, help="A progress line on stderr (default: on a terminal).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               envvar="HERMESCTX_CONFIG", help="Config file whose policy is replayed (with no --compare: the "
                                               "log's own policy beside it).")
-def command(logs, compare, min_gain, min_saving_usd, ttl, summary_model, fmt, progress, config_path):
+def command(logs, compare, min_gain, min_saving_usd, ttl, summary_model, clear_thinking, fmt, progress,
+            config_path):
     """What would a context policy have cost? Replay session logs request by request.
 
     Each request of a log (Claude Code, Codex; any transcript, without usage) is sent again
@@ -49,4 +53,5 @@ def command(logs, compare, min_gain, min_saving_usd, ttl, summary_model, fmt, pr
 
     return replay.main(list(logs), compare=list(compare), config_path=config_path, min_gain=min_gain,
                        min_saving_usd=min_saving_usd, ttl=ttl, summary_model=summary_model, fmt=fmt,
+                       clear_thinking=clear_thinking,
                        progress=progress, env=get_env(), ctx_of=get_context)

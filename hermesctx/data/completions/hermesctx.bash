@@ -65,7 +65,7 @@ _hermesctx() {
             --ttl) COMPREPLY=($(compgen -W "5m 1h" -- "$cur")); return;;
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
         esac
-        words="--compare --min-gain --min-saving-usd --ttl --summary-model --format --progress --no-progress --config --help";;
+        words="--compare --min-gain --min-saving-usd --ttl --summary-model --clear-thinking --format --progress --no-progress --config --help";;
     "spill")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;

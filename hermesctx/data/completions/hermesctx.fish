@@ -192,6 +192,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l min-gain -r -d 
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l min-saving-usd -r -d 'The gate in money: decline a compaction whose net saving over the requests expec'
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l ttl -r -a '5m 1h' -d 'Cache lifetime of every policy (default: what the log recorded, else 5m; OpenAI:'
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l summary-model -r -d 'The model that writes the summaries (priced separately; default: the session\'s).'
+complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l clear-thinking -r -d 'Replay each policy a second time clearing the thinking of all but the last KEEP '
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l format -r -a 'json table' -d 'A table (default on a terminal) or JSON (default when piped).'
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l progress -d 'A progress line on stderr (default: on a terminal).'
 complete -c hermesctx -n '__fish_seen_subcommand_from replay' -l no-progress -d 'A progress line on stderr (default: on a terminal).'
