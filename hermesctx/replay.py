@@ -306,6 +306,23 @@ def _codex_message(item: dict) -> dict | None:
     return None
 
 
+def _codex_usage(payload: dict) -> tuple[dict | None, Any]:
+    """A Codex event's usage of one call and the running total it carries (to skip a count
+    logged twice): ``token_count``'s ``last_token_usage``, its 0.50 form (``prompt``,
+    ``completion``), or a legacy ``turn.completed`` event's ``usage``."""
+    if payload.get("type") == "turn.completed":
+        usage = payload.get("usage")
+        return (usage, None) if isinstance(usage, dict) else (None, None)
+    info = payload.get("info")
+    if not isinstance(info, dict):
+        return None, None
+    if isinstance(info.get("last_token_usage"), dict):
+        return info["last_token_usage"], info.get("total_token_usage")
+    if "prompt" in info or "completion" in info:
+        return {"input_tokens": info.get("prompt"), "output_tokens": info.get("completion")}, None
+    return None, None
+
+
 def _codex(lines: Iterable[Any], session: Session, count: Callable[[dict], int]) -> None:
     build = _Builder(session, count)
     model: str | None = None
@@ -342,15 +359,13 @@ def _codex(lines: Iterable[Any], session: Session, count: Callable[[dict], int])
                 build.request(start)
             in_output = output
             build.add("main", msg)
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            info = payload.get("info")
-            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+        elif kind == "event_msg" and payload.get("type") in ("token_count", "turn.completed"):
+            last, total = _codex_usage(payload)
+            if last is None:
                 continue
-            total = info.get("total_token_usage")
-            if total == last_total:
+            if total is not None and total == last_total:
                 continue  # the same count logged again
             last_total = total
-            last = info["last_token_usage"]
             if start is None or start.usage is not None:  # a call with no item of its own
                 start = Request(thread="main", time=when, model=model, usage=None)
                 build.request(start)
@@ -430,7 +445,7 @@ def read_session(path: str, count: Callable[[dict], int] | None = None) -> Sessi
         session = Session(name=name, source=str(getattr(doc, "format", "") or "chat"), provider=ANTHROPIC)
         _plain(getattr(doc, "value", doc), session, count)
     if not session.requests:
-        raise InputError(f"{path}: no request to replay (no assistant message)")
+        return session  # nothing to replay (said by run)
     calibrate(session)
     find_edits(session)
     return session
@@ -1074,6 +1089,9 @@ def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, pr
             env.warn(f"{path}: {err}")
             failed += 1
             continue
+        if not session.requests:
+            env.warn(f"{path}: no request to replay (the log records no API call)")
+            continue
         rows = [recorded_totals(session)] if session.recorded else []
         for policy in policies:
             rows.append(replay(session, policy, count=count, progress=_progress(env, path, session, policy, show)))
@@ -1132,8 +1150,14 @@ def _note(sessions: list[dict]) -> str:
     best = min(priced, key=lambda r: Decimal(r["cost_usd"]))
     diff = Decimal(own["cost_usd"]) - Decimal(best["cost_usd"])
     verb = "saves" if diff > 0 else "costs"
-    return (f"cheapest: {best['policy']} at ${Decimal(best['cost_usd']):.2f}, which {verb} "
+    note = (f"cheapest: {best['policy']} at ${Decimal(best['cost_usd']):.2f}, which {verb} "
             f"${abs(diff):.2f} against the log's own policy (${Decimal(own['cost_usd']):.2f})")
+    plain, gated = totals.get(HERMES.name), totals.get(BUILTIN["gate"].name)
+    if plain and gated and plain["cost_usd"] is not None and gated["cost_usd"] is not None:
+        saved = Decimal(plain["cost_usd"]) - Decimal(gated["cost_usd"])
+        note += (f"; the min-gain gate declined {gated['declined']} compaction attempts and "
+                 f"{'saved' if saved >= 0 else 'cost'} ${abs(saved):.2f} against the defaults without it")
+    return note
 
 
 def table(report: dict) -> str:

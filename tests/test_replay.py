@@ -276,3 +276,27 @@ def test_cli_clear_thinking_adds_a_variant_of_each_policy(tmp_path):
                   "--format", "json"])
     names = [row["policy"] for row in res.json["sessions"][0]["policies"]]
     assert names == ["recorded", "log", "no compaction", "log + clear thinking 2", "no compaction + clear thinking 2"]
+
+
+def test_legacy_codex_usage_events(tmp_path):
+    path = tmp_path / "legacy.jsonl"
+    events = [{"timestamp": "2025-10-30T12:00:00.000Z", "type": "session_meta", "payload": {"id": "x", "cwd": "/t"}},
+              {"timestamp": "2025-10-30T12:00:05.000Z", "type": "event_msg",
+               "payload": {"type": "turn.completed", "usage": {"input_tokens": 1420, "cached_input_tokens": 0,
+                                                              "output_tokens": 90}}},
+              {"timestamp": "2025-10-30T12:00:09.000Z", "type": "event_msg",
+               "payload": {"type": "token_count", "info": {"prompt": 1620, "completion": 40}}},
+              {"timestamp": "2025-10-30T12:00:11.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": None}}]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    session = rp.read_session(str(path))
+    rec = rp.recorded_totals(session)
+    assert rec["requests"] == 2 and rec["prompt_tokens"] == 1420 + 1620 and rec["output_tokens"] == 130
+    assert rp.replay(session, rp.LOG)["prompt_tokens"] == 1420 + 1620
+
+
+def test_a_log_without_calls_is_a_warning(tmp_path):
+    path = tmp_path / "idle.jsonl"
+    path.write_text(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+                                "payload": {"id": "x", "cwd": "/t"}}) + "\n")
+    res = invoke(["replay", str(path), "--format", "json"])
+    assert res.status == 0 and "no request to replay" in res.stderr and res.json["sessions"] == []
