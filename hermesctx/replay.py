@@ -387,6 +387,7 @@ def _plain(doc: Any, session: Session, count: Callable[[dict], int]) -> None:
     from hermesctx.messages import messages_of
 
     build = _Builder(session, count)
+    model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
     for msg in messages_of(doc):
         if not isinstance(msg, dict):
             continue
@@ -394,7 +395,7 @@ def _plain(doc: Any, session: Session, count: Callable[[dict], int]) -> None:
             session.overhead["main"] = Unit(msg, count(msg))
             continue
         if msg.get("role") == "assistant":
-            build.request(Request(thread="main", time=None, model=None, usage=None))
+            build.request(Request(thread="main", time=None, model=model, usage=None))
             build.session.events.append(("unit", "main", Unit(msg, count(msg))))
             continue
         build.add("main", msg)
@@ -438,21 +439,18 @@ def read_session(path: str, count: Callable[[dict], int] | None = None) -> Sessi
         from hermesctx import formats
 
         with open(path, "rb") as fh:
-            docs = list(formats.documents(fh, name=path)) if _takes_name() else list(formats.documents(fh))
-        if not docs:
+            doc = next(iter(formats.documents(fh)), None)
+        if doc is None:
             raise InputError(f"{path}: no transcript")
-        doc = docs[0]
-        session = Session(name=name, source=str(getattr(doc, "format", "") or "chat"), provider=ANTHROPIC)
-        _plain(getattr(doc, "value", doc), session, count)
+        source = doc.info.get("format") or "openai"
+        data = formats.to_openai(doc.data, source, {}) if source == "anthropic" else doc.data
+        session = Session(name=name, source=source, provider=ANTHROPIC)
+        _plain(data, session, count)
     if not session.requests:
         return session  # nothing to replay (said by run)
     calibrate(session)
     find_edits(session)
     return session
-
-
-def _takes_name() -> bool:
-    return False
 
 
 def _is_claude_code(path: str) -> bool:
@@ -688,11 +686,6 @@ class Totals:
     def add(self, usage: dict) -> None:
         for key in BUCKETS:
             setattr(self, key, getattr(self, key) + int(usage.get(key, 0)))
-
-    def merge(self, other: Totals) -> None:
-        for key in ("requests", *BUCKETS, "compactions", "declined", "summary_requests", "unpriced"):
-            setattr(self, key, getattr(self, key) + getattr(other, key))
-        self.cost_usd += other.cost_usd
 
     def as_dict(self) -> dict:
         out = {k: getattr(self, k) for k in ("requests", *BUCKETS, "compactions", "declined", "summary_requests",

@@ -16,14 +16,20 @@ from tests.replay_logs import claude_code_log, codex_log
 BUCKETS = ("requests", "prompt_tokens", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
 
+def _replayed(path, recorded: dict) -> tuple[rp.Session, dict]:
+    """The log's own policy replayed: every bucket as the log recorded it."""
+    session = rp.read_session(str(path))
+    out = rp.replay(session, rp.LOG)
+    assert {k: out[k] for k in BUCKETS} == {k: recorded[k] for k in BUCKETS}
+    return session, out
+
+
 @pytest.mark.parametrize("kw", [{}, {"gap_at": 6}, {"warm": True}, {"ttl": "1h", "gap_at": 6}, {"turns": 30}],
                          ids=["steady", "ttl-expired", "warm-start", "1h-ttl", "long"])
 def test_claude_code_log_reproduces_recorded_usage(tmp_path, kw):
     path = tmp_path / "session.jsonl"
     recorded = claude_code_log(path, **kw)
-    session = rp.read_session(str(path))
-    out = rp.replay(session, rp.LOG)
-    assert {k: out[k] for k in BUCKETS} == {k: recorded[k] for k in BUCKETS}
+    session, _ = _replayed(path, recorded)
     assert rp.recorded_totals(session)["cache_write_tokens"] == recorded["cache_write_tokens"]
 
 
@@ -40,10 +46,7 @@ def test_ttl_decides_the_rewrite(tmp_path):
 @pytest.mark.parametrize("kw", [{}, {"compact_at": 5}], ids=["steady", "compacted"])
 def test_codex_log_reproduces_recorded_usage(tmp_path, kw):
     path = tmp_path / "rollout.jsonl"
-    recorded = codex_log(path, **kw)
-    session = rp.read_session(str(path))
-    out = rp.replay(session, rp.LOG)
-    assert {k: out[k] for k in BUCKETS} == {k: recorded[k] for k in BUCKETS}
+    session, out = _replayed(path, codex_log(path, **kw))
     assert out["compactions"] == (1 if kw else 0)
     none = rp.replay(session, rp.NONE)
     if kw:  # without the log's compaction every later request carries the whole transcript
@@ -300,3 +303,12 @@ def test_a_log_without_calls_is_a_warning(tmp_path):
                                 "payload": {"id": "x", "cwd": "/t"}}) + "\n")
     res = invoke(["replay", str(path), "--format", "json"])
     assert res.status == 0 and "no request to replay" in res.stderr and res.json["sessions"] == []
+
+
+def test_a_transcript_without_usage_is_replayed_from_its_counts():
+    res = invoke(["replay", str(ROOT / "examples" / "anthropic-session.json"), "--compare", "log",
+                  "--compare", "none", "--format", "json"])
+    assert res.status == 0, res.stderr
+    session = res.json["sessions"][0]
+    assert [row["policy"] for row in session["policies"]] == ["log", "no compaction"]  # nothing recorded
+    assert session["policies"][0]["requests"] >= 1 and session["policies"][0]["prompt_tokens"] > 0
