@@ -30,6 +30,7 @@ uncached, its summary as output), priced at the summary model.
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 
 from hermesctx.cost import ANTHROPIC, OPENAI, Pricer, compaction_cost, gate
 from hermesctx.record import field, record
@@ -938,10 +939,16 @@ def recorded_totals(session: Session, pricer: Pricer | None = None) -> dict:
 # --- compaction in a replay ---------------------------------------------------------------------
 
 def _budgets(policy: Policy, model: str | None):
+    return _resolved(model, policy.context_length, policy.threshold, policy.target_ratio, policy.budget_rules)
+
+
+@lru_cache(maxsize=64)
+def _resolved(model: str | None, context_length: int | None, threshold: float, target_ratio: float, rules: str):
+    """The budgets of a model under a policy (once per model and policy: every request asks)."""
     from hermesctx.budgets import resolve_budgets
 
-    return resolve_budgets(model, context_length=policy.context_length, threshold=policy.threshold,
-                           target_ratio=policy.target_ratio, rules=policy.budget_rules)[0]
+    return resolve_budgets(model, context_length=context_length, threshold=threshold,
+                           target_ratio=target_ratio, rules=rules)[0]
 
 
 def _maybe_compact(session: Session, policy: Policy, thread: _Thread, req: Request, cache: CacheModel,
