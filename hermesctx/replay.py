@@ -32,7 +32,7 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import lru_cache
 
-from hermesctx.cost import ANTHROPIC, OPENAI, Pricer, compaction_cost, gate
+from hermesctx.cost import ANTHROPIC, OPENAI, SUMMARY_PROMPT_TOKENS, Pricer, compaction_cost, gate
 from hermesctx.record import field, record
 
 TYPE_CHECKING = False
@@ -44,7 +44,6 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 OPENAI_TTL = 600.0  # "5 to 10 minutes of inactivity" (OpenAI's prompt caching guide)
 OPENAI_STEP, OPENAI_MIN = 128, 1024
 LOOKBACK = 20  # blocks Anthropic checks before each breakpoint
-SUMMARY_PROMPT_TOKENS = 1_200  # the summarization template around the serialized turns
 BUCKETS = ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
 
 
@@ -1092,12 +1091,15 @@ def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, pr
         if not session.requests:
             env.warn(f"{path}: no request to replay (the log records no API call)")
             continue
-        rows = [recorded_totals(session)] if session.recorded else []
+        pricer = Pricer(session.provider)
+        rows = [recorded_totals(session, pricer)] if session.recorded else []
         for policy in policies:
-            rows.append(replay(session, policy, count=count, progress=_progress(env, path, session, policy, show)))
+            rows.append(replay(session, policy, pricer=pricer, count=count,
+                               progress=_progress(env, path, session, policy, show)))
         sessions.append({"session": session.name, "path": path, "source": session.source,
                          "provider": session.provider, "ratio": round(session.ratio, 3),
-                         "models": sorted({r.model for r in session.requests if r.model}), "policies": rows})
+                         "models": sorted({r.model for r in session.requests if r.model}),
+                         "priced_as": pricer.priced_as, "policies": rows})
         if show:
             env.stderr.write(f"\rreplay: {len(sessions)}/{len(paths)} logs, {time.monotonic() - started:.1f} s\033[K")
     if show and sessions:
