@@ -62,6 +62,7 @@ oracle: venv
 REALLOGS ?= ../shared/real-logs
 reallogs: venv
 	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
+	$(BIN)/python tests/replay_reallogs.py $(REALLOGS)
 
 # Probe evaluation of the offline summarizer (issue 18; never CI): the fixtures of eval/fixtures.py,
 # or `make eval EVAL_DIR=../shared/real-logs` for a directory of agent logs; EVAL_ARGS="--rows ...".

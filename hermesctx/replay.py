@@ -419,8 +419,14 @@ def _lines(path: str) -> Iterator[Any]:
 
 
 def read_session(path: str, count: Callable[[dict], int] | None = None) -> Session:
-    """A log file as a :class:`Session`: Claude Code and Codex logs with their recorded usage;
-    any other transcript hermesctx reads, without usage."""
+    """The first (usually the only) session of :func:`read_sessions`."""
+    return read_sessions(path, count)[0]
+
+
+def read_sessions(path: str, count: Callable[[dict], int] | None = None) -> list[Session]:
+    """A log file as :class:`Session` objects: a Claude Code or Codex log is one, with its
+    recorded usage; any other file hermesctx reads gives one per transcript (a batch of
+    trajectories, one per line: ``NAME#LINE``), without usage."""
     import os
 
     from hermesctx.errors import InputError
@@ -432,25 +438,31 @@ def read_session(path: str, count: Callable[[dict], int] | None = None) -> Sessi
             and "payload" in first:
         session = Session(name=name, source="codex", provider=OPENAI)
         _codex(_lines(path), session, count)
+        sessions = [session]
     elif isinstance(first, dict) and _is_claude_code(path):
         session = Session(name=name, source="claude-code", provider=ANTHROPIC)
         _claude_code(_lines(path), session, count)
+        sessions = [session]
     else:
+        import gzip
+
         from hermesctx import formats
 
-        with open(path, "rb") as fh:
-            doc = next(iter(formats.documents(fh)), None)
-        if doc is None:
+        sessions = []
+        with (gzip.open if path.endswith(".gz") else open)(path, "rb") as fh:
+            for doc in formats.documents(fh):
+                source = doc.info.get("format") or "openai"
+                data = formats.to_openai(doc.data, source, {}) if source == "anthropic" else doc.data
+                label = name if doc.line is None else f"{name}#{doc.line}"
+                sessions.append(Session(name=label, source=source, provider=ANTHROPIC))
+                _plain(data, sessions[-1], count)
+        if not sessions:
             raise InputError(f"{path}: no transcript")
-        source = doc.info.get("format") or "openai"
-        data = formats.to_openai(doc.data, source, {}) if source == "anthropic" else doc.data
-        session = Session(name=name, source=source, provider=ANTHROPIC)
-        _plain(data, session, count)
-    if not session.requests:
-        return session  # nothing to replay (said by run)
-    calibrate(session)
-    find_edits(session)
-    return session
+    for session in sessions:
+        if session.requests:  # (nothing to replay otherwise: said by run)
+            calibrate(session)
+            find_edits(session)
+    return sessions
 
 
 def _is_claude_code(path: str) -> bool:
@@ -1081,27 +1093,20 @@ def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, pr
     sessions, failed = [], 0
     show = env.stderr_isatty if progress is None else progress
     started = time.monotonic()
-    for path in paths:
+    for n, path in enumerate(paths):
         try:
-            session = read_session(path, count)
+            found = read_sessions(path, count)
         except (HermesctxError, OSError, ValueError) as err:
             env.warn(f"{path}: {err}")
             failed += 1
             continue
-        if not session.requests:
-            env.warn(f"{path}: no request to replay (the log records no API call)")
-            continue
-        pricer = Pricer(session.provider)
-        rows = [recorded_totals(session, pricer)] if session.recorded else []
-        for policy in policies:
-            rows.append(replay(session, policy, pricer=pricer, count=count,
-                               progress=_progress(env, path, session, policy, show)))
-        sessions.append({"session": session.name, "path": path, "source": session.source,
-                         "provider": session.provider, "ratio": round(session.ratio, 3),
-                         "models": sorted({r.model for r in session.requests if r.model}),
-                         "priced_as": pricer.priced_as, "policies": rows})
+        for session in found:
+            if not session.requests:
+                env.warn(f"{path}: {session.name}: no request to replay (the log records no API call)")
+                continue
+            sessions.append(_replayed(session, path, policies, env, count, show))
         if show:
-            env.stderr.write(f"\rreplay: {len(sessions)}/{len(paths)} logs, {time.monotonic() - started:.1f} s\033[K")
+            env.stderr.write(f"\rreplay: {n + 1}/{len(paths)} logs, {time.monotonic() - started:.1f} s\033[K")
     if show and sessions:
         env.stderr.write("\n")
     report = {"sessions": sessions, "total": _total(sessions), "note": _note(sessions)}
@@ -1113,6 +1118,18 @@ def run(paths: list[str], policies: list[Policy], *, env: Any, as_json: bool, pr
         env.stdout.write(table(report).encode())
     env.stdout.flush()
     return 3 if failed else 0
+
+
+def _replayed(session: Session, path: str, policies: list[Policy], env: Any, count: Callable, show: bool) -> dict:
+    """One session's report: what it recorded, then each policy's replay."""
+    pricer = Pricer(session.provider)
+    rows = [recorded_totals(session, pricer)] if session.recorded else []
+    for policy in policies:
+        rows.append(replay(session, policy, pricer=pricer, count=count,
+                           progress=_progress(env, path, session, policy, show)))
+    return {"session": session.name, "path": path, "source": session.source, "provider": session.provider,
+            "ratio": round(session.ratio, 3), "models": sorted({r.model for r in session.requests if r.model}),
+            "priced_as": pricer.priced_as, "policies": rows}
 
 
 def _progress(env: Any, path: str, session: Session, policy: Policy, show: bool):

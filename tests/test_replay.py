@@ -312,3 +312,11 @@ def test_a_transcript_without_usage_is_replayed_from_its_counts():
     session = res.json["sessions"][0]
     assert [row["policy"] for row in session["policies"]] == ["log", "no compaction"]  # nothing recorded
     assert session["policies"][0]["requests"] >= 1 and session["policies"][0]["prompt_tokens"] > 0
+
+
+def test_a_batch_is_one_session_per_transcript():
+    res = invoke(["replay", str(ROOT / "examples" / "batch.jsonl"), "--format", "json"])
+    assert res.status == 0, res.stderr
+    names = [s["session"] for s in res.json["sessions"]]
+    assert len(names) > 1 and all(n.startswith("batch.jsonl#") for n in names)
+    assert res.json["total"][0]["requests"] == sum(s["policies"][0]["requests"] for s in res.json["sessions"])
