@@ -7,6 +7,8 @@ import json
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermesctx import cost
 from hermesctx import replay as rp
@@ -320,3 +322,15 @@ def test_a_batch_is_one_session_per_transcript():
     names = [s["session"] for s in res.json["sessions"]]
     assert len(names) > 1 and all(n.startswith("batch.jsonl#") for n in names)
     assert res.json["total"][0]["requests"] == sum(s["policies"][0]["requests"] for s in res.json["sessions"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(turns=st.integers(min_value=1, max_value=25), gap=st.one_of(st.none(), st.integers(min_value=1, max_value=24)),
+       pause=st.floats(min_value=10, max_value=5000), warm=st.booleans(), ttl=st.sampled_from(["5m", "1h"]))
+def test_any_claude_code_log_is_reproduced(tmp_path, turns, gap, pause, warm, ttl):
+    path = tmp_path / "prop.jsonl"
+    recorded = claude_code_log(path, turns=turns, gap_at=gap, gap_seconds=pause, warm=warm, ttl=ttl)
+    session, out = _replayed(path, recorded)
+    assert out["prompt_tokens"] == out["input_tokens"] + out["cache_read_tokens"] + out["cache_write_tokens"]
+    none = rp.replay(session, rp.NONE)  # nothing to compact: the same bill
+    assert {k: none[k] for k in BUCKETS} == {k: out[k] for k in BUCKETS}
