@@ -50,6 +50,7 @@ bench: venv
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
 	$(BIN)/python bench/recall.py $(RECALL_BENCH_ARGS)
+	$(BIN)/python bench/replay.py
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv
@@ -61,6 +62,7 @@ oracle: venv
 REALLOGS ?= ../shared/real-logs
 reallogs: venv
 	$(BIN)/python tests/reallogs.py $(REALLOGS) $(REALLOGS_ARGS)
+	$(BIN)/python tests/replay_reallogs.py $(REALLOGS)
 
 # What a successor keeps (issue 28; never CI; docs/eval.md): the logs of EVAL_DIR, else of $(REALLOGS)
 # when present, else the fixtures of eval/fixtures.py; the tune split unless EVAL_ARGS="--split holdout"

@@ -59,7 +59,13 @@ KEYS: dict[str, Key] = {
                                       "messages always kept at the end (floor of the tail)"),
     "compression.protect_first_n": Key(3, int, lambda v: v >= 0, ">= 0",
                                        "messages always kept at the start"),
+    "compression.min_saving_usd": Key(None, (int, float, type(None)), lambda v: v is None or v >= 0, ">= 0",
+                                      "the minimum-gain gate in money: decline a compaction whose net saving "
+                                      "over the requests expected is under this many USD"),
     "compression.abort_on_summary_failure": Key(False, bool),
+    "compression.min_gain": Key(None, _OPT_INT, lambda v: v is None or v >= 0, ">= 0",
+                                "the minimum-gain gate (compress, replay): decline a compaction that saves fewer "
+                                "tokens per later request, or would not repay the prompt cache it breaks"),
     "compression.hygiene_hard_message_limit": Key(5000, int, lambda v: v > 0, "> 0"),
     "compression.codex_gpt55_autoraise": Key(True, bool),
     "compression.codex_gpt55_autoraise_notice": Key(True, bool),

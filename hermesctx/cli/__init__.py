@@ -34,6 +34,7 @@ COMMANDS = {
     "compress": "compress",
     "cache-mark": "cache_mark",
     "normalize-usage": "normalize_usage",
+    "replay": "replay",
     "spill": "spill",
     "trajectory": "trajectory",
     "convert": "convert",

@@ -621,6 +621,16 @@ class Options(BudgetOptions):
                            help="Print the drop ledger on stderr: the facts of the compacted region (error and "
                                 "outcome lines, values read, last changes, decisions, constraints) that survive "
                                 "nowhere in the output, with their count over the total.")
+    # --- issue 34: the cost of a compaction and the minimum-gain gate (hermesctx.cost) ---
+    min_gain: int | None = option(
+        flag="--min-gain", kind=int, low=0, key="compression.min_gain", metavar="TOKENS",
+        help="Decline a compaction that saves fewer than TOKENS tokens per later request or would not "
+             "repay the prompt cache it breaks within the requests expected (as many as since the last "
+             "compaction); the input is kept, the reason reported, exit 0 (config compression.min_gain).")
+    min_saving_usd: float | None = option(
+        flag="--min-saving-usd", kind=float, low=0, key="compression.min_saving_usd", metavar="USD",
+        help="The gate in money: decline a compaction whose net saving over the requests expected is "
+             "under USD (config compression.min_saving_usd).")
     hermes_note: bool | None = option(
         flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
         help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
@@ -715,6 +725,8 @@ def build(options: Options, ctx):
                                archive=archiver.for_doc(doc) if store else archiver,  # (its session)
                                hermes_note=settings["compression.hermes_note"],
                                allow_fallback=allow_fallback)
+        if report.get("compressed"):
+            out, report = _priced(doc, out, report, ctx, settings, budgets)
         for warning in (report.get("warning"), fallback_warning(report)):
             if warning:
                 ctx.env.warn(warning)
@@ -725,3 +737,23 @@ def build(options: Options, ctx):
         return out, report
 
     return run
+
+
+def _priced(doc, out, report: dict, ctx, settings, budgets) -> tuple:
+    """Issue 34's hook: the compaction's cost (``report["cost"]``) and the minimum-gain gate,
+    which keeps the input when the compaction would not repay the cache it breaks."""
+    from decimal import Decimal
+
+    from hermesctx.cost import compress_cost
+
+    usd = settings["compression.min_saving_usd"]
+    cost, reason = compress_cost(messages_of(doc), messages_of(out), report, model=ctx.model(settings, doc)["model"],
+                                 provider=settings["model.provider"], summary_model=settings["auxiliary.compression.model"],
+                                 window=budgets.context_length, min_gain=settings["compression.min_gain"],
+                                 min_saving_usd=None if usd is None else Decimal(str(usd)))
+    if reason is None:
+        return out, {**report, "cost": cost}
+    size = report["tokens_before"]
+    return doc, {**report, **feedback(messages_of(doc), messages_of(doc), size, size), "compressed": False,
+                 "declined": True, "reason": f"declined by the minimum-gain gate: {reason}; input kept",
+                 "tokens_after": size, "messages_after": report["messages_before"], "cost": cost}

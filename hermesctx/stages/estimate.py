@@ -227,6 +227,8 @@ def headline(report: dict) -> list[str]:
             line += f" (estimate {recorded['difference']:+,})"
         lines.append(f"{line}, {pressure_percent(recorded['context_tokens'], window)}% of the window; "
                      f"{_left(b['threshold_tokens'] - recorded['context_tokens'])} before the threshold")
+    if report.get("forecast"):
+        lines.append(report["forecast"]["line"])
     return lines
 
 
@@ -280,6 +282,10 @@ class Options(BudgetOptions):
                        help="Pass the input through to stdout unchanged (not rewritten for the wire: "
                             "the one command that does not); report on stderr.")
     check: bool = option(False, flag="--check", kind=bool, help="Exit 1 when a request reaches the threshold.")
+    forecast: bool = option(False, flag="--forecast", kind=bool,
+                            help="Add what compacting now would do: tokens saved per request, cached tokens "
+                                 "it breaks, the requests after which it pays back (offline extractive "
+                                 "summary, rough counts, the model's cache prices).")
 
 
 def build(options: Options, ctx, *, pretty: bool = False):
@@ -307,6 +313,8 @@ def build(options: Options, ctx, *, pretty: bool = False):
         for warning in report.get("warnings", ()):
             ctx.env.warn(warning)
         _recorded_usage(doc, report)
+        if options.forecast:
+            report["forecast"] = _forecast(doc.data, report, ctx, settings)
         text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
         failed = None
         if options.check and report["would_compress"]:
@@ -318,6 +326,15 @@ def build(options: Options, ctx, *, pretty: bool = False):
         return (raw if raw.endswith(b"\n") else raw + b"\n"), text.decode(), failed
 
     return run
+
+
+def _forecast(data: Any, report: dict, ctx, settings) -> dict:
+    """Issue 34: ``--forecast`` (:func:`hermesctx.cost.forecast`)."""
+    from hermesctx.cost import forecast
+    from hermesctx.messages import messages_of
+
+    return forecast(messages_of(data), model=report["model"], provider=settings["model.provider"],
+                    summary_model=settings["auxiliary.compression.model"], budgets=ctx.budgets(settings, data)[0])
 
 
 def _recorded_usage(doc, report: dict) -> dict | None:

@@ -422,7 +422,26 @@ def prune(doc: Any, *, protect_last_n: int = 20, tail_tokens: int | None = None,
     return with_messages(doc, new), report
 
 
+def _clear_thinking(doc: Any, report: dict, keep: int) -> tuple[Any, dict]:
+    from hermesctx.stages.thinking import clear_thinking
+
+    messages = messages_of(doc)
+    new, cleared = clear_thinking(messages, keep)
+    report = {**report, "thinking": cleared}
+    if report.get("tokens_after") is not None:
+        report["tokens_after"] = tokens.rough_messages(new)
+    return (doc if new is messages else with_messages(doc, new)), report
+
+
 def describe(report: dict) -> str:
+    if report.get("thinking"):
+        from hermesctx.stages.thinking import describe as thinking
+
+        return f"{_describe(report)}; {thinking(report['thinking'])}"
+    return _describe(report)
+
+
+def _describe(report: dict) -> str:
     verb = "would prune" if report.get("dry_run") else "pruned"
     from hermesctx.context import plural
 
@@ -451,6 +470,10 @@ class Options(BudgetOptions):
         help="Token budget of the protected tail (0: count only; default: from the model's budgets).")
     dry_run: bool = option(False, flag="--dry-run", kind=bool,
                            help="List what would change on stderr; output the input unchanged.")
+    clear_thinking: int | None = option(
+        flag="--clear-thinking", kind=int, low=0, metavar="KEEP",
+        help="Also remove the thinking blocks and reasoning of all but the last KEEP assistant turns "
+             "(whole blocks, never edited: signatures stay valid; the open tool-use loop keeps its own).")
 
 
 def build(options: Options, ctx):
@@ -469,6 +492,8 @@ def build(options: Options, ctx):
             budget = ctx.budgets(settings, doc)[0].tail_token_budget
         measure = FULL if ctx.json_reports else ctx.reports and CHANGED
         new, rep = prune(doc, protect_last_n=last_n, tail_tokens=budget, measure=measure)
+        if options.clear_thinking is not None:  # issue 34 (hermesctx.stages.thinking)
+            new, rep = _clear_thinking(new, rep, options.clear_thinking)
         if options.dry_run:
             for change in rep["changes"]:
                 block = f" block {change['block']}" if "block" in change else ""

@@ -48,8 +48,9 @@ _ENTRIES = ("run_stage", "input_documents", "report_each", "report_problems", "s
             "pipeline.run", "check_config", "render")
 
 
-# commands that read no transcript (settings, shipped man pages and completions, the archive store)
-_NOT_TRANSCRIPTS = {"config", "completion", "man", "recall", "mcp"}
+# commands that read no transcript (settings, shipped man pages and completions, the archive store;
+# replay reads a log's raw events, for the usage and timestamps a transcript does not keep)
+_NOT_TRANSCRIPTS = {"config", "completion", "man", "recall", "mcp", "replay"}
 
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS if p.stem not in _NOT_TRANSCRIPTS], ids=lambda p: p.stem)

@@ -10,7 +10,7 @@ _hermesctx() {
             *) if [[ -z "$sub" ]]; then sub="${COMP_WORDS[i]}"; elif [[ "$sub" == config ]]; then sub="config ${COMP_WORDS[i]}"; fi;;
         esac
     done
-    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage spill trajectory convert run recall config mcp completion man"
+    words="--version --traceback --quiet --help estimate prune sanitize validate compress cache-mark normalize-usage replay spill trajectory convert run recall config mcp completion man"
     case "$sub" in
     "estimate")
         case "$prev" in
@@ -20,14 +20,14 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --tee --check --from --include-sidechains --all-segments --lenient --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "prune")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --clear-thinking --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
@@ -47,7 +47,7 @@ _hermesctx() {
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --explain --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --explain --min-gain --min-saving-usd --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
@@ -60,6 +60,12 @@ _hermesctx() {
             --usage-format) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --usage-format --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
+    "replay")
+        case "$prev" in
+            --ttl) COMPREPLY=($(compgen -W "5m 1h" -- "$cur")); return;;
+            --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+        esac
+        words="--compare --min-gain --min-saving-usd --ttl --summary-model --clear-thinking --format --progress --no-progress --config --help";;
     "spill")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
