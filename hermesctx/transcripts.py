@@ -739,11 +739,12 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
 
 
 def report_each(env: Env, docs: Iterable[jsonio.Document],
-                fn: Callable[[jsonio.Document], tuple[bytes, str | None, Any]]) -> ExitStatus:
+                fn: Callable[[jsonio.Document], tuple[bytes, str | None, Any]],
+                finish: Callable[[], bytes] | None = None) -> ExitStatus:
     """A command that reports on each document instead of rewriting it (``estimate``,
     ``cache-mark --check``): ``fn(doc) -> (stdout bytes, stderr text or None, failure)``; a
     failure that is a text is said on stderr with the document's line; exit 1 when any
-    document failed."""
+    document failed. ``finish()``: what is written after the last document (a table of them all)."""
     failed = False
     progress = Progress.start(env)
     try:
@@ -757,6 +758,8 @@ def report_each(env: Env, docs: Iterable[jsonio.Document],
             progress.tick()
     finally:
         progress.done()
+    if finish is not None:
+        env.stdout.write(finish())
     return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
 
 

@@ -14,7 +14,8 @@ COMMANDS = {
             '--encoding': ('encoding', 'value', ('choice', ('o200k_base', 'cl100k_base')), False),
             '--usage': ('usage_path', 'value', ('path', True, False, False, True, False, False, False), False),
             '--per-message': ('per_message', 'set', True),
-            '--format': ('report_format', 'value', ('choice', ('json', 'table')), False),
+            '--format': ('report_format', 'value', ('choice', ('json', 'jsonl', 'table', 'csv')), False),
+            '--sort': ('sort', 'value', ('choice', ('tokens', 'cost', 'pressure')), False),
             '--tee': ('tee', 'set', True),
             '--check': ('check', 'set', True),
             '--forecast': ('forecast', 'set', True),
@@ -34,7 +35,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, True, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'tee': False, 'check': False, 'forecast': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'sort': None, 'tee': False, 'check': False, 'forecast': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'prune': {

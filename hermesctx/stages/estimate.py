@@ -276,8 +276,13 @@ class Options(BudgetOptions):
     usage_path: str | None = option(flag="--usage", path="file",
                                     help="Provider usage JSON whose prompt tokens replace the estimate.")
     per_message: bool = option(False, flag="--per-message", kind=bool, help="Add a row per message.")
-    report_format: str | None = option(flag="--format", choices=("json", "table"),
-                                       help="Default: table when the report goes to a terminal, else JSON.")
+    report_format: str | None = option(
+        flag="--format", choices=("json", "jsonl", "table", "csv"),
+        help="Default: table when the report goes to a terminal, else JSON (one report a line; jsonl is the "
+             "same). Over several transcripts, table and csv give one row each (its file and line) and a "
+             "total row.")
+    sort: str | None = option(flag="--sort", choices=("tokens", "cost", "pressure"),
+                              help="Rows of a several-transcript table or csv, largest first.")
     tee: bool = option(False, flag="--tee", kind=bool,
                        help="Pass the input through to stdout unchanged (not rewritten for the wire: "
                             "the one command that does not); report on stderr.")
@@ -300,6 +305,9 @@ def build(options: Options, ctx, *, pretty: bool = False):
     table = options.report_format == "table"
     if options.report_format is None:  # a table for a person, JSON for a program
         table = env.stderr_isatty if options.tee else env.stdout_isatty
+    rows = None
+    if (table or options.report_format == "csv") and not options.tee and not options.per_message:
+        rows = Rows(options.report_format == "csv", options.sort)
     usage = None
     if options.usage_path:
         from hermesctx.stages.normalize_usage import normalize_usage
@@ -315,17 +323,84 @@ def build(options: Options, ctx, *, pretty: bool = False):
         _recorded_usage(doc, report)
         if options.forecast:
             report["forecast"] = _forecast(doc.data, report, ctx, settings)
-        text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
+        if doc.file is not None:  # the FILE it came from, when there are several
+            report["file"] = doc.file
+        if doc.line is not None:
+            report["line"] = doc.line
         failed = None
         if options.check and report["would_compress"]:
             failed = (f"{report['prompt_tokens']:,} prompt tokens reach the compression threshold of "
                       f"{report['budgets']['threshold_tokens']:,}")
+        if rows is not None:
+            rows.add(report)
+            return b"", None, failed
+        text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
         if not options.tee:
             return text, None, failed
         raw = doc.raw if doc.raw is not None else jsonio.dumps(doc.data)  # a log: as OpenAI JSON
         return (raw if raw.endswith(b"\n") else raw + b"\n"), text.decode(), failed
 
+    if rows is not None:
+        run.finish = rows.render
     return run
+
+
+class Rows:
+    """``estimate`` over several transcripts as one table (or CSV): a row per transcript, named by its
+    file and line, and a total row. One transcript alone keeps the whole table of its figures."""
+
+    COLUMNS = ("file", "line", "model", "messages", "tokens", "pressure", "cost_usd", "compress")
+
+    def __init__(self, csv: bool, sort: str | None):
+        self.csv, self.sort, self.reports = csv, sort, []
+
+    def add(self, report: dict) -> None:
+        self.reports.append(report)
+
+    @staticmethod
+    def _row(r: dict) -> dict:
+        cost = (r.get("prompt_cost") or {}).get("amount_usd")
+        return {"file": r.get("file", "-"), "line": r.get("line", ""), "model": r["model"] or "",
+                "messages": r["messages"], "tokens": r["prompt_tokens"], "pressure": r["pressure_percent"],
+                "cost_usd": float(cost) if cost is not None else None,
+                "compress": "yes" if r["would_compress"] else "no"}
+
+    def render(self) -> bytes:
+        if not self.reports:
+            return b""
+        if len(self.reports) == 1 and not self.csv:
+            return format_table(self.reports[0]).encode()
+        rows = [self._row(r) for r in self.reports]
+        if self.sort:
+            key = {"tokens": "tokens", "cost": "cost_usd", "pressure": "pressure"}[self.sort]
+            rows.sort(key=lambda row: -(row[key] or 0))
+        costs = [row["cost_usd"] for row in rows if row["cost_usd"] is not None]
+        total = {"file": "total", "line": "", "model": "", "messages": sum(row["messages"] for row in rows),
+                 "tokens": sum(row["tokens"] for row in rows), "pressure": "",
+                 "cost_usd": round(sum(costs), 6) if costs else None,
+                 "compress": f"{sum(row['compress'] == 'yes' for row in rows)} of {len(rows)}"}
+        if self.csv:
+            import csv
+            import io
+
+            out = io.StringIO()
+            writer = csv.DictWriter(out, self.COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows([*rows, total])
+            return out.getvalue().encode()
+        shown = [[str(row["file"]), str(row["line"]), row["model"], f"{row['messages']:,}", f"{row['tokens']:,}",
+                  f"{row['pressure']}%" if row["pressure"] != "" else "",
+                  f"${row['cost_usd']:.4f}" if row["cost_usd"] is not None else "-", row["compress"]]
+                 for row in [*rows, total]]
+        head = ["file", "line", "model", "messages", "tokens", "pressure", "cost", "compress"]
+        widths = [max(len(x) for x in column) for column in zip(head, *shown)]
+        right = {3, 4, 5, 6}
+
+        def line(cells):
+            return "  ".join(c.rjust(w) if k in right else c.ljust(w)
+                             for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return ("\n".join([line(head), *map(line, shown[:-1]), line(["-" * w for w in widths]), line(shown[-1])])
+                + "\n").encode()
 
 
 def _forecast(data: Any, report: dict, ctx, settings) -> dict:

@@ -55,3 +55,22 @@ def test_a_session_log_shows_its_recorded_usage_in_the_headline():
     assert first.startswith("claude-sonnet-4-5: ") and "1% of a 200,000-token window" in first
     assert second.startswith("recorded by the log: 21,101 tokens (estimate ")
     assert second.endswith(f"11% of the window; {100_000 - 21_101:,} left before the threshold")
+
+
+def test_several_transcripts_make_one_table_with_a_row_each_and_a_total():
+    from tests.conftest import EXAMPLES
+
+    files = [str(EXAMPLES / "coding-session.json"), str(EXAMPLES / "anthropic-session.json")]
+    r = invoke(["estimate", "--format", "table", "--model", "claude-sonnet-4-5", "--sort", "tokens", *files])
+    assert r.status == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].split() == ["file", "line", "model", "messages", "tokens", "pressure", "cost", "compress"]
+    assert lines[1].startswith(files[0]) and lines[2].startswith(files[1])  # the larger first
+    total = lines[-1].split()
+    assert total[0] == "total" and total[1] == "31" and total[-3:] == ["0", "of", "2"]
+    tokens = [int(x.split()[3].replace(",", "")) for x in lines[1:3]]  # (no line column: whole files)
+    assert int(total[2].replace(",", "")) == sum(tokens)
+    csv = invoke(["estimate", "--format", "csv", "--model", "claude-sonnet-4-5", *files]).stdout.decode().splitlines()
+    assert csv[0] == "file,line,model,messages,tokens,pressure,cost_usd,compress" and csv[-1].startswith("total,")
+    records = [json.loads(x) for x in invoke(["estimate", "--format", "jsonl", *files]).stdout.splitlines()]
+    assert [rec["file"] for rec in records] == files  # the JSON names each record's file

@@ -10,7 +10,7 @@ def body(pretty, config_path, **params):
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
     env, docs = input_documents(params, keep_raw=params["tee"])
     run = stage.build(options_from(stage.Options, params), get_context(config_path), pretty=pretty)
-    return report_each(env, docs, run)
+    return report_each(env, docs, run, finish=getattr(run, "finish", None))
 
 
 def declare():

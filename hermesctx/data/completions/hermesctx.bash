@@ -16,11 +16,12 @@ _hermesctx() {
         case "$prev" in
             --method) COMPREPLY=($(compgen -W "exact rough" -- "$cur")); return;;
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
-            --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
+            --format) COMPREPLY=($(compgen -W "json jsonl table csv" -- "$cur")); return;;
+            --sort) COMPREPLY=($(compgen -W "tokens cost pressure" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --sort --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "prune")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
