@@ -133,6 +133,29 @@ def from_file(docs: Iterable[jsonio.Document], file: str | None) -> Iterator[jso
         yield doc
 
 
+def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_going: KeepGoing | None,
+                            **kwargs: Any) -> Iterator[jsonio.Document]:
+    """:func:`documents`, where with ``keep_going`` and several FILEs a FILE that fails as it is read
+    (unreadable, not JSON, no transcript) is said and skipped, the batch going on; it ends with the
+    summary line of :class:`KeepGoing`."""
+    paths = paths_of(path)
+    if keep_going is None or len(paths) == 1:
+        yield from documents(env, path, jsonl, **kwargs)
+        return
+    for one in paths:
+        done = 0
+        try:
+            for doc in documents(env, one, jsonl, file=one, **kwargs):
+                done += 1
+                yield doc
+        except HermesctxError as err:
+            keep_going.file_failed(env, in_file(err, one))
+            continue
+        keep_going.files_done += 1
+        keep_going.documents_done += done
+    keep_going.summary(env)
+
+
 def documents(env: Env, path: Paths, jsonl: bool | None, *,
               keep_raw: bool = False, source: str | None = None, target: str | None = None,
               file: str | None = None, **format_kwargs: Any) -> Iterator[jsonio.Document]:

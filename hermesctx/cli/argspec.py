@@ -24,6 +24,7 @@ COMMANDS = {
             '--all-segments': ('all_segments', 'set', True),
             '--lenient': (None, 'click'),
             '--pretty': ('pretty', 'set', True),
+            '--keep-going': ('keep_going', 'set', True),
             '--model': ('model', 'value', ('text',), False),
             '-m': ('model', 'value', ('text',), False),
             '--context-length': ('context_length', 'value', ('int', 1, None), False),
@@ -35,7 +36,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, True, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'sort': None, 'tee': False, 'check': False, 'forecast': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'method': 'exact', 'encoding': None, 'usage_path': None, 'per_message': False, 'report_format': None, 'sort': None, 'tee': False, 'check': False, 'forecast': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'pretty': False, 'keep_going': False, 'model': None, 'context_length': None, 'provider': None, 'threshold': None, 'target_ratio': None, 'budget_rules': None, 'max_tokens': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'prune': {

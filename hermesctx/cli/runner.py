@@ -138,11 +138,21 @@ def run_stage(stage, params: dict) -> int:
     return ExitStatus.BAD_INPUT if keep_going and keep_going.failures else ExitStatus.OK
 
 
+def past_failures(status: int, keep_going) -> int:
+    """A command's exit status, 3 (bad input) when ``--keep-going`` went past a failure."""
+    from hermesctx.exit import ExitStatus
+
+    return ExitStatus.BAD_INPUT if keep_going is not None and keep_going.failures else status
+
+
 def input_documents(params: dict, *, keep_raw: bool = False):
-    """``(env, documents)`` for a command that reads transcripts without rewriting them (its
-    input and format options taken out of ``params``)."""
-    from hermesctx.transcripts import documents
+    """``(env, documents, keep_going)`` for a command that reads transcripts without rewriting them
+    (its input, format and ``--keep-going`` options taken out of ``params``; ``keep_going`` is None
+    without the flag, else the :class:`~hermesctx.transcripts.KeepGoing` that counted the failures)."""
+    from hermesctx.transcripts import KeepGoing, documents_past_failures
 
     env = get_env()
     path, jsonl = params.pop("input", "-"), params.pop("jsonl", None)
-    return env, documents(env, path, jsonl, keep_raw=keep_raw, **format_kwargs(params))
+    keep_going = KeepGoing() if params.pop("keep_going", None) else None
+    docs = documents_past_failures(env, path, jsonl, keep_going, keep_raw=keep_raw, **format_kwargs(params))
+    return env, docs, keep_going

@@ -17,6 +17,11 @@ def test_several_files_equal_the_files_one_by_one(command):
     together = invoke(["-q", *command, *files])
     apart = [invoke(["-q", *command, f]) for f in files]
     assert together.status == 0 and all(r.status == 0 for r in apart), together.stderr
+    if command[0] == "estimate":  # its reports name their file when there are several: the rest is equal
+        reports = [json.loads(line) for line in together.stdout.splitlines()]
+        assert [r.pop("file") for r in reports] == [files[0]] + [files[1]] * (len(reports) - 1)
+        assert reports == [json.loads(line) for r in apart for line in r.stdout.splitlines()]
+        return
     assert together.stdout == b"".join(r.stdout for r in apart)
 
 
@@ -287,3 +292,17 @@ def test_keep_going_goes_past_a_file_that_fails_as_a_whole_and_sums_up(tmp_path)
     assert err[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"
     stopped = invoke(["sanitize", str(good), str(bad), str(good)])
     assert stopped.status == 3 and "3 files" not in stopped.stderr  # without the flag the first failure ends it
+
+
+@pytest.mark.parametrize("command", [["estimate", "--format", "json"], ["sanitize", "--check"],
+                                     ["cache-mark", "--check"]])
+def test_commands_that_only_read_keep_going_past_a_file_too(tmp_path, command):
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    bad = tmp_path / "b.json"
+    bad.write_bytes(b"\x1f\x8b not a gzip either")
+    r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
+    assert r.status == 3
+    assert "(file skipped)" in r.stderr and "hermesctx: 3 files: 2 done (2 documents), 1 failed" in r.stderr
+    stopped = invoke([*command, str(good), str(bad), str(good)])
+    assert stopped.status in (3, 5) and "3 files" not in stopped.stderr

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from hermesctx import jsonio
-from hermesctx.cli.runner import click_command, input_documents, run_stage, usage_error
+from hermesctx.cli.runner import click_command, input_documents, past_failures, run_stage, usage_error
 from hermesctx.stages import cache_mark as stage
 from hermesctx.transcripts import report_each
 
@@ -13,7 +13,9 @@ def body(check, against, **params):
         usage_error("--against needs --check")
     if check:
         previous = jsonio.read_json_file(against) if against else None
-        return report_each(*input_documents(params), stage.checker(previous, against=bool(against), pretty=params["pretty"]))
+        env, docs, keep_going = input_documents(params)
+        checker = stage.checker(previous, against=bool(against), pretty=params["pretty"])
+        return past_failures(report_each(env, docs, checker), keep_going)
     return run_stage(stage, params)
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import click_command, get_context, input_documents, options_from
+from hermesctx.cli.runner import click_command, get_context, input_documents, options_from, past_failures
 from hermesctx.stages import estimate as stage
 from hermesctx.transcripts import report_each
 
@@ -8,9 +8,9 @@ from hermesctx.transcripts import report_each
 def body(pretty, config_path, **params):
     """What `hermesctx estimate` runs: click's path (:func:`declare`) and the fast one
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
-    env, docs = input_documents(params, keep_raw=params["tee"])
+    env, docs, keep_going = input_documents(params, keep_raw=params["tee"])
     run = stage.build(options_from(stage.Options, params), get_context(config_path), pretty=pretty)
-    return report_each(env, docs, run, finish=getattr(run, "finish", None))
+    return past_failures(report_each(env, docs, run, finish=getattr(run, "finish", None)), keep_going)
 
 
 def declare():
@@ -31,6 +31,9 @@ def declare():
     @stage_options(stage.Options)
     @format_options
     @output_options
+    @click.option("--keep-going", "keep_going", is_flag=True,
+                  help="Several FILEs: a file that cannot be read as transcripts is said and skipped, the "
+                       "rest go on; one summary line at the end, exit 3 if any failed.")
     @stage_options(stage.Options, shared=True)
     @config_options
     def command(**params):

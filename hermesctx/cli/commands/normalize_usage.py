@@ -7,7 +7,7 @@ from hermesctx.stages import normalize_usage as stage
 def body(pretty, **params):
     """What `hermesctx normalize-usage` runs: click's path (:func:`declare`) and the fast one
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
-    _env, docs = input_documents(params)
+    _env, docs, _keep_going = input_documents(params)
     stage.run(options_from(stage.Options, params), get_context(), docs, pretty=pretty)
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import click_command, input_documents, run_stage
+from hermesctx.cli.runner import click_command, input_documents, past_failures, run_stage
 from hermesctx.stages import sanitize as stage
 from hermesctx.transcripts import report_problems
 
@@ -9,7 +9,8 @@ def body(check, **params):
     """What `hermesctx sanitize` runs: click's path (:func:`declare`) and the fast one
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
     if check:
-        return report_problems(*input_documents(params), stage.check)
+        env, docs, keep_going = input_documents(params)
+        return past_failures(report_problems(env, docs, stage.check), keep_going)
     return run_stage(stage, params)
 
 

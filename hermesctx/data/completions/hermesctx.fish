@@ -39,6 +39,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l include-sidec
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l all-segments -d 'Session logs: keep what came before compaction boundaries too.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l lenient -d 'Accept what Hermes accepts: messages without a role, role-less arrays, non-numer'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l pretty -d 'Indent the JSON output.'
+complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l keep-going -d 'Several FILEs: a file that cannot be read as transcripts is said and skipped, th'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l model -r -d 'Model name: context window, encoding, prices.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -s m -r -d 'Model name: context window, encoding, prices.'
 complete -c hermesctx -n '__fish_seen_subcommand_from estimate' -l context-length -r -d 'Context window in tokens (overrides the model table).'
