@@ -435,6 +435,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                keep_going: KeepGoing | None = None, file: str | None = None) -> int:
     out = _InPlace(path) if in_place else None
     stdout = out.handle if out else env.stdout
+    if out is not None and out.pretty_layout():
+        pretty = True  # a file rewritten keeps its own layout
     count = 0
     ok = False
     target = (formats or {}).get("target")
@@ -453,6 +455,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                     if emit:  # (what the stage's own send path changed is said with the rest)
                         wire: dict = dict(rep.get("wire") or {}) if isinstance(rep, dict) else {}
                         result = write_back(env, doc, result, target, wire)
+                        if out is not None and not out.changed:
+                            out.changed = result != doc.data
                         if wire:
                             rep = {**rep, "wire": wire}
                         data = jsonio.dumps(result, pretty=pretty)
@@ -639,17 +643,33 @@ class _InPlace:
         except OSError as exc:
             raise FileIOError(f"cannot write beside {path}: {exc.strerror}") from None
         self.handle = _Checked(os.fdopen(fd, "wb"), path)
+        self.changed = False  # whether any document's output differs from it: else FILE is left as it is
+
+    def pretty_layout(self) -> bool:
+        """Whether FILE is one JSON document written over several indented lines (rewritten the same way)."""
+        import stat
+
+        try:
+            if not stat.S_ISREG(os.stat(self.path).st_mode):  # (a FIFO's bytes are the input's)
+                return False
+            with open(self.path, "rb") as f:
+                head = f.read(4096)
+        except OSError:
+            return False
+        first, _, rest = head.lstrip().partition(b"\n")
+        return first in (b"[", b"{") or (first[:1] in (b"[", b"{") and rest[:1] in (b" ", b"\t"))
 
     def close(self, ok: bool, *, backup: bool) -> None:
         import shutil
 
         bak = None
+        ok_and_changed = ok and self.changed
         try:
             if ok:
                 self.handle.flush()
                 os.fsync(self.handle.fileno())
             self.handle.close()
-            if ok:
+            if ok_and_changed:
                 shutil.copymode(self.path, self.tmp)
                 if backup:
                     bak = _temp_name(self.path + ".bak")

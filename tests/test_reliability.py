@@ -461,7 +461,7 @@ def test_backup_replaces_the_previous_one_whole(tmp_path):
     original = _doc_bytes(1)
     source.write_bytes(original)
     (tmp_path / "one.json.bak").write_bytes(b"older\n")
-    result = _cli("-q", "prune", "--in-place", "--backup", str(source))
+    result = _cli("-q", "cache-mark", "--in-place", "--backup", str(source))  # (a change: an unchanged FILE stays)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "one.json.bak").read_bytes() == original
     assert sorted(os.listdir(tmp_path)) == ["one.json", "one.json.bak"]
@@ -480,7 +480,7 @@ def test_in_place_on_a_symlink_rewrites_its_target_and_keeps_the_link(tmp_path):
     real.write_bytes(_doc_bytes(1))
     link = tmp_path / "link.json"
     link.symlink_to("real.json")
-    result = _cli("-q", "prune", "--in-place", "--backup", "--tail-tokens", "0", "--protect-last-n", "1", str(link))
+    result = _cli("-q", "cache-mark", "--in-place", "--backup", str(link))
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and os.readlink(link) == "real.json"
     assert (tmp_path / "real.json.bak").read_bytes() == _doc_bytes(1)

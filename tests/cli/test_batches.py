@@ -306,3 +306,18 @@ def test_commands_that_only_read_keep_going_past_a_file_too(tmp_path, command):
     assert "(file skipped)" in r.stderr and "hermesctx: 3 files: 2 done (2 documents), 1 failed" in r.stderr
     stopped = invoke([*command, str(good), str(bad), str(good)])
     assert stopped.status in (3, 5) and "3 files" not in stopped.stderr
+
+
+def test_in_place_leaves_an_unchanged_file_untouched_and_keeps_a_pretty_layout(tmp_path):
+    doc = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
+           {"role": "assistant", "content": "hello"}]
+    clean, pretty = tmp_path / "clean.json", tmp_path / "pretty.json"
+    clean.write_text(json.dumps(doc, indent=1))
+    pretty.write_text(json.dumps(doc, indent=2))
+    os.utime(clean, (1_000_000_000, 1_000_000_000))
+    before = clean.read_bytes()
+    assert invoke(["-q", "sanitize", "--in-place", str(clean)]).status == 0
+    assert clean.read_bytes() == before and clean.stat().st_mtime == 1_000_000_000  # nothing to do: not rewritten
+    assert invoke(["-q", "cache-mark", "--in-place", str(pretty)]).status == 0
+    text = pretty.read_text()
+    assert "cache_control" in text and text.startswith("[\n  {")  # rewritten, in its own layout
