@@ -398,6 +398,25 @@ def test_reference_may_be_a_session_log(tmp_path):
     assert r.stderr.splitlines()[0] == ("messages[1].content[1]: AN-THINK-MODIFIED: messages.1.content.1: "
                                         "Invalid `signature` in `thinking` block")
     assert r.stderr.splitlines()[-1] == "1 problem in 1 of 1 transcript"
+    # one output per line (what `convert LOG` writes): each is checked against the whole log,
+    # not against the log's line of the same number
+    good = an({"role": "user", "content": "q"},
+              {"role": "assistant", "content": [think("a", "s1"), think("b", "s2"), text("answer")]})
+    r = invoke(["validate", "--jsonl", "--reference", str(log)], (json.dumps(good) + "\n") * 2)
+    assert r.status == 0 and "AN-THINK-MODIFIED" not in r.stderr, r.stderr
+
+
+def test_reference_batch_pairs_each_line_with_its_own(tmp_path):
+    bodies = [an({"role": "user", "content": "q"},
+                 {"role": "assistant", "content": [think(t, s), text("answer")]},
+                 {"role": "user", "content": "more"}) for t, s in (("a", "s1"), ("b", "s2"))]
+    ref = tmp_path / "in.jsonl"
+    ref.write_text("".join(json.dumps(b) + "\n" for b in bodies))
+    r = invoke(["validate", "--jsonl", "--reference", str(ref)], "".join(json.dumps(b) + "\n" for b in bodies))
+    assert r.status == 0, r.stderr
+    swapped = "".join(json.dumps(b) + "\n" for b in reversed(bodies))
+    r = invoke(["validate", "--jsonl", "--reference", str(ref)], swapped)
+    assert r.status == 1 and r.stderr.count("AN-THINK-MODIFIED") == 2, r.stderr
 
 
 def test_sanitize_check_refuses_what_sanitize_refuses():
