@@ -53,6 +53,15 @@ def think(t="hmm", sig="sig1"):
     return {"type": "thinking", "thinking": t, "signature": sig}
 
 
+def fn(name, parameters=None):
+    return {"type": "function", "function": {"name": name, "parameters": parameters or {"type": "object"}}}
+
+
+def tool(name, schema=None):
+    return {"name": name, "input_schema": schema or {"type": "object"}}
+
+
+Q = {"role": "user", "content": "q"}
 CC = {"type": "ephemeral"}
 CC1H = {"type": "ephemeral", "ttl": "1h"}
 A_USE = {"role": "assistant", "content": [use("t1")]}
@@ -115,6 +124,18 @@ CASES = {
                             {**THOUGHT, "thinking": {"type": "enabled", "budget_tokens": 2000}}, None),
     "AN-THINK-PREFIX": (AN, {**THOUGHT, "system": "changed"}, {**THOUGHT, "system": [text("S", cache_control=CC)]}, THOUGHT),
     "AN-MISSING-PARAM": (AN, {"messages": [{"role": "user", "content": "q"}]}, an({"role": "user", "content": "q"}), None),
+    # tool definitions and tool_choice (hermesctx.wire.tooldefs)
+    "OA-TOOLDEF-NAME": (OA, oa(USER, tools=[fn("read file")]), oa(USER, tools=[fn("read_file")]), None),
+    "OA-TOOLDEF-SCHEMA": (OA, oa(USER, tools=[fn("f", {"anyOf": [{"type": "object"}]})]),
+                          oa(USER, tools=[fn("f", {"type": "object", "properties": {}})]), None),
+    "OA-TOOLDEF-DUP": (OA, oa(USER, tools=[fn("f"), fn("f")]), oa(USER, tools=[fn("f"), fn("g")]), None),
+    "OA-TOOLDEF-CHOICE": (OA, oa(USER, tool_choice="required"),
+                          oa(USER, tools=[fn("f")], tool_choice={"type": "function", "function": {"name": "f"}}), None),
+    "AN-TOOLDEF-NAME": (AN, an(Q, tools=[tool("read file")]), an(Q, tools=[tool("read_file")]), None),
+    "AN-TOOLDEF-SCHEMA": (AN, an(Q, tools=[tool("f", {"type": "string"})]), an(Q, tools=[tool("f")]), None),
+    "AN-TOOLDEF-DUP": (AN, an(Q, tools=[tool("f"), tool("f")]), an(Q, tools=[tool("f"), tool("g")]), None),
+    "AN-TOOLDEF-CHOICE": (AN, an(Q, tools=[tool("f")], tool_choice={"type": "tool", "name": "g"}),
+                          an(Q, tools=[tool("f")], tool_choice={"type": "tool", "name": "f"}), None),
 }
 
 
