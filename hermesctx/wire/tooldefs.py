@@ -11,7 +11,7 @@ their names count among the names.
 
 from __future__ import annotations
 
-import re
+from hermesctx import lazyre
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ RULES = {
     "AN-TOOLDEF-DUP": REJECT,
     "AN-TOOLDEF-CHOICE": REJECT,
 }
-NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_LONG_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")  # what Anthropic's published schema takes
+NAME = lazyre.compile(r"[a-zA-Z0-9_-]{1,64}")
+_LONG_NAME = lazyre.compile(r"[a-zA-Z0-9_-]{1,128}")  # what Anthropic's published schema takes
 _NOT_AT_TOP = ("anyOf", "oneOf", "allOf", "enum", "not")
 
 
