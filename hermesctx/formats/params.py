@@ -174,6 +174,42 @@ def _functions(value: Any, lost: dict) -> list:
                         for f in value if isinstance(f, dict)) if t is not None]
 
 
+# --- OpenAI Responses -> OpenAI chat -------------------------------------------------------
+
+def responses_to_chat(body: dict, lost: dict) -> dict:
+    """The parameters of a Responses request (its items aside) as chat's: flat function tools
+    and a flat named ``tool_choice`` in chat's ``{type, function}`` form, ``max_output_tokens``
+    as ``max_completion_tokens``; hosted tools (``web_search``, ``mcp``...) have no chat
+    counterpart (counted). Other keys are left for the send path."""
+    out: dict = {}
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            tools = []
+            for tool in value:
+                if isinstance(tool, dict) and tool.get("type") == "function" and "function" not in tool:
+                    tools.append({"type": "function", "function": {
+                        k: v for k, v in tool.items()
+                        if k in ("name", "description", "parameters", "strict") and v is not None}})
+                elif isinstance(tool, dict) and tool.get("type") not in ("function", "custom"):
+                    bump(lost, f"{tool.get('type')} tools (hosted: no chat counterpart)")
+                else:
+                    tools.append(tool)
+            if tools:
+                out["tools"] = tools
+        elif key == "tool_choice" and isinstance(value, dict) and value.get("type") == "function" \
+                and isinstance(value.get("name"), str):
+            out[key] = {"type": "function", "function": {"name": value["name"]}}
+        elif key == "max_output_tokens":
+            out["max_completion_tokens"] = value
+        else:
+            out[key] = value
+    if "tools" not in out:  # (every tool hosted) chat takes neither without tools
+        for key in ("tool_choice", "parallel_tool_calls"):
+            if out.pop(key, None) is not None:
+                bump(lost, f"{key} without a chat tool left")
+    return out
+
+
 # --- Anthropic -> OpenAI chat --------------------------------------------------------------
 
 def tool_to_openai(tool: Any, lost: dict) -> Any:

@@ -73,7 +73,7 @@ def test_a_first_turn_responses_request_is_read_by_every_command(args):
         doc = result.json
         if args[-1] == "openai":
             assert doc["messages"] == [{"role": "user", "content": "Quelle est la capitale de la Patatie ?"}]
-            assert doc["tools"][0]["name"] == "capitale"
+            assert doc["tools"][0]["function"]["name"] == "capitale"  # chat's form
         else:
             assert doc["messages"] == [{"role": "user", "content": "Quelle est la capitale de la Patatie ?"}]
 

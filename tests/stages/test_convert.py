@@ -309,7 +309,7 @@ def test_responses_request_items():
     assert [c["id"] for c in msgs[2]["tool_calls"]] == ["call_zh", "call_kr"]
     assert msgs[6]["content"][1] == {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}}
     assert doc["model"] == "gpt-5"
-    assert doc["tools"][0]["name"] == "get_weather"
+    assert doc["tools"][0]["function"]["name"] == "get_weather"
 
 
 def test_responses_output_object_reports_what_it_cannot_hold():
