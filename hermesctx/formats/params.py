@@ -109,7 +109,7 @@ def to_anthropic(body: dict, lost: dict) -> dict:
             if choice is not None:
                 out["tool_choice"] = {**out.get("tool_choice", {}), **choice}
         elif key == "parallel_tool_calls" and isinstance(value, bool):
-            if body.get("tools"):
+            if body.get("tools") or body.get("functions"):
                 out["tool_choice"] = {**out.get("tool_choice", {"type": "auto"}),
                                       "disable_parallel_tool_use": not value}
             else:
@@ -125,6 +125,10 @@ def to_anthropic(body: dict, lost: dict) -> dict:
             out[key] = value
         elif value is not None:
             _dropped(lost, key)
+    choice = out.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "none" and "disable_parallel_tool_use" in choice:
+        del out["tool_choice"]["disable_parallel_tool_use"]  # ({type: none} takes no such flag)
+        _dropped(lost, "parallel_tool_calls")
     return out
 
 
