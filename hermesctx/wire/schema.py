@@ -3,9 +3,10 @@
 The schemas are package data (``hermesctx/data/schema-*.json``, written by ``make schemas``
 from OpenAI's and Anthropic's OpenAPI documents, with their source and version) and are checked
 with the JSON Schema library ``jsonschema`` (Draft 2020-12, what OpenAPI 3.1 schemas are). Both
-are loaded the first time a body needs them: a body with parameters besides ``messages`` (a bare
-message list, and a body that is only ``messages``, are the hand-written rules' alone, which
-mirror the message schemas and say the API's own error texts).
+are loaded the first time a body needs them (:func:`needed`): a bare message list, and a body
+whose only parameters are plain ones (``model``, ``max_tokens``, ``stream``... with values
+both schemas take), are the hand-written rules' alone, which mirror the message schemas and
+say the API's own error texts.
 
 Each failure is one :class:`~hermesctx.wire.rules.Problem` (``OA-SCHEMA`` / ``AN-SCHEMA``) at
 the body's path, naming the schema path; where a hand-written rule already reported a problem
@@ -29,9 +30,36 @@ _RULE = {OPENAI: "OA-SCHEMA", ANTHROPIC: "AN-SCHEMA"}
 _CACHE: dict = {}
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _number(top: float):
+    return lambda value: isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= top
+
+
+# parameters whose value is told valid here exactly as both schemas say (the usual tiny body:
+# model, max_tokens, stream...); any other parameter, or one of these with another value, is
+# the schema's to judge
+_PLAIN = {
+    "model": lambda value: isinstance(value, str) and 1 <= len(value) <= 256,
+    "max_tokens": _count, "max_completion_tokens": _count,
+    "stream": lambda value: isinstance(value, bool),
+    "system": lambda value: isinstance(value, str),
+    "top_p": _number(1), "temperature": _number(1),
+}
+
+
 def needed(doc: Any) -> bool:
-    """Whether ``doc`` holds anything the hand-written rules do not mirror (any parameter)."""
-    return isinstance(doc, dict) and any(key != "messages" for key in doc)
+    """Whether ``doc`` holds a parameter the hand-written rules do not mirror: a body with no
+    parameter but ``messages`` and those of :data:`_PLAIN` with a value both schemas take (the
+    usual small body) is theirs alone, and starts without loading the schemas."""
+    if not isinstance(doc, dict):
+        return False
+    for key, value in doc.items():
+        if key != "messages" and not (key in _PLAIN and _PLAIN[key](value)):
+            return True
+    return False
 
 
 def document(target: str) -> dict:

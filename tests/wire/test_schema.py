@@ -100,13 +100,23 @@ def test_beta_features_are_a_risk_not_a_rejection():
     assert {p.path for p in problems} >= {"mcp_servers", "context_management", "messages[1].content[0]"}
 
 
-def test_a_bare_list_never_loads_the_schemas():
+def test_a_small_body_never_loads_the_schemas():
     code = ("import sys; from hermesctx.wire.rules import check\n"
-            "check([{'role': 'user', 'content': 'hi'}], 'openai'); a = 'jsonschema' in sys.modules\n"
-            "check({'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]}, 'openai')\n"
+            "hi = [{'role': 'user', 'content': 'hi'}]\n"
+            "check(hi, 'openai'); check({'model': 'm', 'max_tokens': 9, 'stream': True, 'messages': hi}, 'anthropic')\n"
+            "a = 'jsonschema' in sys.modules\n"
+            "check({'model': 'm', 'max_tokens': 0, 'messages': hi}, 'anthropic')\n"
             "print(a, 'jsonschema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert out.stdout.split() == ["False", "True"], out.stderr
+    # a plain parameter's value other than the usual: the schema judges it
+    for body in ({"model": "m", "max_tokens": 0}, {"model": "", "max_tokens": 5}, {"model": "m", "max_tokens": 5, "top_p": 1.5},
+                 {"model": "m", "max_tokens": True}, {"model": "m" * 300, "max_tokens": 5}):
+        body = {**body, "messages": [USER]}
+        assert schema.needed(body) and failed(check(body, "anthropic")) == (not ANTHROPIC.is_valid(body)), body
+    body = {"model": "m", "max_tokens": 5, "stream": False, "temperature": 0.5, "top_p": 1, "messages": [USER]}
+    assert not schema.needed(body) and ANTHROPIC.is_valid(body) and OPENAI.is_valid(body)
+    assert not schema.needed({**body, "system": "s"}) and ANTHROPIC.is_valid({**body, "system": "s"})
 
 
 # --- agreement with the schemas themselves, on generated bodies ------------------------------
