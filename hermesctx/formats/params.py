@@ -72,15 +72,24 @@ def choice_to_anthropic(choice: Any, lost: dict) -> Any:
     return None
 
 
+def _params(body: dict, out: dict, lost: dict):
+    """The parameters of ``body`` to translate, as ``(key, value)``: ``messages`` and ``system``
+    aside, the model left out (counted), those both APIs name alike copied into ``out``."""
+    for key, value in body.items():
+        if key == "model":
+            bump(lost, MODEL_LOST)
+        elif key in _SAME:
+            if value is not None:
+                out[key] = value
+        elif key not in ("messages", "system"):
+            yield key, value
+
+
 def to_anthropic(body: dict, lost: dict) -> dict:
     """The parameters of an OpenAI chat body (``messages`` and ``model`` aside) as Anthropic's."""
     out: dict = {}
-    for key, value in body.items():
-        if key in ("messages", "system"):
-            continue
-        if key == "model":
-            bump(lost, MODEL_LOST)
-        elif key in ("max_completion_tokens", "max_tokens"):
+    for key, value in _params(body, out, lost):
+        if key in ("max_completion_tokens", "max_tokens"):
             if value is not None and "max_tokens" not in out:
                 out["max_tokens"] = value
             elif value is not None and value != out["max_tokens"]:
@@ -90,13 +99,6 @@ def to_anthropic(body: dict, lost: dict) -> dict:
                 out["stop_sequences"] = [value]
             elif isinstance(value, list):
                 out["stop_sequences"] = list(value)
-        elif key == "temperature" and isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and value > 1:
-            out[key] = 1
-            bump(lost, "temperature above Anthropic's 1 (lowered to 1)")
-        elif key in _SAME:
-            if value is not None:
-                out[key] = value
         elif key in ("tools", "functions") and isinstance(value, list):
             tools = [t for t in (tool_to_anthropic(t, lost) for t in value) if t is not None] \
                 if key == "tools" else _functions(value, lost)
@@ -125,6 +127,10 @@ def to_anthropic(body: dict, lost: dict) -> dict:
             out[key] = value
         elif value is not None:
             _dropped(lost, key)
+    temperature = out.get("temperature")
+    if isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature > 1:
+        out["temperature"] = 1
+        bump(lost, "temperature above Anthropic's 1 (lowered to 1)")
     choice = out.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "none" and "disable_parallel_tool_use" in choice:
         del out["tool_choice"]["disable_parallel_tool_use"]  # ({type: none} takes no such flag)
@@ -256,12 +262,8 @@ def to_openai(body: dict, lost: dict) -> dict:
     """The parameters of an Anthropic body (``messages``, ``system`` and ``model`` aside) as
     OpenAI chat's."""
     out: dict = {}
-    for key, value in body.items():
-        if key in ("messages", "system"):
-            continue
-        if key == "model":
-            bump(lost, MODEL_LOST)
-        elif key == "max_tokens":
+    for key, value in _params(body, out, lost):
+        if key == "max_tokens":
             if value is not None:
                 out["max_completion_tokens"] = value
         elif key == "stop_sequences" and isinstance(value, list):
@@ -269,9 +271,6 @@ def to_openai(body: dict, lost: dict) -> dict:
                 bump(lost, f"stop sequences past OpenAI's {OPENAI_MAX_STOP}", len(value) - OPENAI_MAX_STOP)
             if value:
                 out["stop"] = value[:OPENAI_MAX_STOP]
-        elif key in _SAME:
-            if value is not None:
-                out[key] = value
         elif key == "tools" and isinstance(value, list):
             tools = [t for t in (tool_to_openai(t, lost) for t in value) if t is not None]
             if tools:
