@@ -224,3 +224,28 @@ def test_legacy_function_messages_become_tool_results():
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "fn_1", "content": "5"}]}]
     assert out["tools"] == [{"name": "f", "input_schema": SCHEMA}]
     assert out["tool_choice"] == {"type": "tool", "name": "f"}
+
+
+_SDK: dict = {}
+
+
+def sdk_types():
+    """The official SDKs' own request types (pydantic over MessageCreateParams /
+    CompletionCreateParams), built once: the third judge of what convert writes."""
+    if not _SDK:
+        from anthropic.types import MessageCreateParams
+        from openai.types.chat import CompletionCreateParams
+        from pydantic import TypeAdapter
+
+        _SDK["anthropic"] = TypeAdapter(MessageCreateParams)
+        _SDK["openai"] = TypeAdapter(CompletionCreateParams)
+    return _SDK
+
+
+@settings(max_examples=25, deadline=None)
+@given(body=st.one_of(openai_bodies(), anthropic_bodies()))
+def test_what_convert_writes_the_sdk_types_accept(body):
+    for target, model in (("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-4o")):
+        result = invoke(["convert", "--to", target, "--model", model], body)
+        assert result.status == 0, result.stderr
+        sdk_types()[target].validate_python(result.json)  # raises on what the SDK rejects
