@@ -69,6 +69,9 @@ def declare():
     def command(**params):
         """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
 
+        The whole body is checked: its messages, and its parameters, tools and tool_choice
+        against the provider's published request schema (beta features a risk).
+
         Each problem is one line on stderr: where it is, the rule id, and the error text the API
         would return, e.g. `line 3: messages[7].content[1]: AN-TOOL-ORPHAN: ...`. `risk` rules
         (a 400 on some models or gateways only) are shown but make exit 1 only with --strict;
