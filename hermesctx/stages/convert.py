@@ -228,7 +228,14 @@ def _convert_read(doc, target: str, model: str | None = None, max_tokens: int | 
     out, rep = convert(doc.data, source=doc.info["format"], target=target, model=model, max_tokens=max_tokens)
     for what, n in doc.info["lost"].items():
         rep["lost"][what] = rep["lost"].get(what, 0) + n
-    return send.request(out, target, rep.setdefault("wire", {})), rep
+    out = send.request(out, target, rep.setdefault("wire", {}))
+    if target in PROVIDER:
+        from hermesctx.wire import tooldefs
+
+        found = tooldefs.problems(out, target)
+        if found:
+            rep["tool_definitions"] = found
+    return out, rep
 
 
 def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool,
@@ -274,6 +281,7 @@ def _tell(env, sink, doc, rep: dict, verbose: bool) -> None:
     wire = rep.pop("wire", None) or {}
     if wire:
         rep["wire"] = wire
-    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire)]:
+    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire),
+                 *(f"tool definitions: {p}" for p in rep.get("tool_definitions", ()))]:
         env.warn(where + line)
     sink.add(doc, rep, describe(rep) if verbose else None)

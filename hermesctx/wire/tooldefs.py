@@ -105,6 +105,26 @@ def check(doc: Any, target: str, sink: Any) -> None:
     _choice(doc, tag, anthropic, tools, seen, sink)
 
 
+class _Lines:
+    """A sink that keeps each problem as the line ``validate`` would print."""
+
+    def __init__(self) -> None:
+        self.problems: list = []
+
+    def add(self, path: str, rule: str, message: str, severity: str | None = None) -> None:
+        tag = "" if (severity or RULES[rule]) == REJECT else f" ({severity})"
+        self.problems.append(f"{path}: {rule}{tag}: {message}")
+
+
+def problems(doc: Any, target: str) -> list[str]:
+    """The tool-definition problems of ``doc`` as lines (what ``convert`` warns of in what it
+    writes: a definition it cannot make valid, e.g. a 100-character Anthropic name for OpenAI)."""
+    lines = _Lines()
+    if isinstance(doc, dict) and ("tools" in doc or "tool_choice" in doc or "parallel_tool_calls" in doc):
+        check(doc, target, lines)
+    return lines.problems
+
+
 def _dot(path: str) -> str:
     return path.replace("[", ".").replace("]", "")
 

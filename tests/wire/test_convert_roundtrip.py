@@ -249,3 +249,18 @@ def test_what_convert_writes_the_sdk_types_accept(body):
         result = invoke(["convert", "--to", target, "--model", model], body)
         assert result.status == 0, result.stderr
         sdk_types()[target].validate_python(result.json)  # raises on what the SDK rejects
+
+
+def test_tool_definitions_the_target_rejects_are_warned_of(tmp_path):
+    long = "a" * 100  # Anthropic's schema takes up to 128 characters, OpenAI 64
+    body = {"model": "claude-x", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": long, "input_schema": {"type": "object"}}, {"name": "b", "input_schema": {"type": "object"}}]}
+    assert not failed(check(body, "anthropic"))
+    report = tmp_path / "r.json"
+    result = invoke(["convert", "--to", "openai", "--model", "gpt-4o", "--report", str(report)], body)
+    assert result.status == 0
+    assert ("line 1: tool definitions: tools[0].function.name: OA-TOOLDEF-NAME: Invalid "
+            "'tools[0].function.name': string does not match pattern") in result.stderr
+    assert json.loads(report.read_text())["tool_definitions"][0].startswith("tools[0].function.name: OA-TOOLDEF-NAME")
+    clean = invoke(["convert", "--to", "openai", "--model", "gpt-4o"], {**body, "tools": body["tools"][1:]})
+    assert "tool definitions" not in clean.stderr
