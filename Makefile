@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
 EDITABLE := --config-settings editable_mode=compat -e .
 
-.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices clean reallogs eval eval-archive
+.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices schemas clean reallogs eval eval-archive
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,13 @@ PRICES_PIN := $(shell sed -n 's/^PIN = "\(.*\)"/\1/p' hermesctx/tools/import_pri
 prices: venv
 	$(BIN)/pip install --quiet 'genai-prices==$(PRICES_PIN)'
 	$(BIN)/python -m hermesctx.tools.import_prices hermesctx/data/pricing-library.json
+
+# refresh the request schemas validate checks bodies with (hermesctx/data/schema-*.json) from
+# the providers' published OpenAPI documents: OPENAI_SPEC / ANTHROPIC_SPEC are a path or an
+# address (defaults: shared/wire-rules' trimmed OpenAI document, the pinned Anthropic one)
+schemas: venv
+	$(BIN)/python -m hermesctx.tools.gen_schemas hermesctx/data \
+	  $(if $(OPENAI_SPEC),--openai $(OPENAI_SPEC)) $(if $(ANTHROPIC_SPEC),--anthropic $(ANTHROPIC_SPEC))
 
 install-shell: runtime
 	$(BIN)/hermesctx man --install $(PREFIX)/share/man

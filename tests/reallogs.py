@@ -86,8 +86,8 @@ COMMANDS = [
     ("compress", ["compress", "--summarizer", "extractive"]),
     ("cache-mark", ["cache-mark"]),
     ("spill", ["spill", "--dry-run"]),
-    ("to-openai", ["convert", "--to", "openai"]),
-    ("to-anthropic", ["convert", "--to", "anthropic"]),
+    ("to-openai", ["convert", "--to", "openai", "--model", "gpt-4o"]),
+    ("to-anthropic", ["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"]),
 ]
 WRITERS = ("prune", "sanitize", "compress", "cache-mark", "to-openai", "to-anthropic")
 
@@ -518,7 +518,7 @@ def detected(path: str) -> str | None:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
         report = handle.name
     try:
-        status, _, _ = invoke(["convert", "--to", "openai", "--report", report, path])
+        status, _, _ = invoke(["convert", "--to", "openai", "--model", "gpt-4o", "--report", report, path])
         found = {v.get("from") for v in json_lines(Path(report).read_bytes())
                  if isinstance(v, dict)} if os.path.getsize(report) else set()
     finally:
@@ -571,7 +571,7 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         exits["normalize-usage"] = status
         if status not in (0,):
             row["fails"].append(f"normalize-usage: exit {status} {err.strip()[:160]}")
-        status, out, err = invoke(["convert", "--all-segments", "--to", "openai", name])
+        status, out, err = invoke(["convert", "--all-segments", "--to", "openai", "--model", "gpt-4o", name])
         exits["all-segments"] = status
         got = count_output(out, "openai") if status == 0 else None
         if truth and got and (got["calls"] < truth["all_calls"] or got["results"] < truth["all_results"]):

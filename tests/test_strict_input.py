@@ -134,7 +134,7 @@ import test_fuzz  # noqa: E402
 
 @given(doc=test_fuzz.document, lenient=st.booleans(), target=st.sampled_from(["anthropic", "sharegpt"]))
 def test_convert_never_crashes_nor_writes_a_null_role(doc, lenient, target):
-    r = invoke(["convert", *["--lenient"] * lenient, "--to", target], json.dumps(doc).encode())
+    r = invoke(["convert", *["--lenient"] * lenient, "--to", target, "--model", "m"], json.dumps(doc).encode())
     assert r.status in (0, 3), r.stderr
     if r.status == 0:
         out = json.loads(r.stdout)

@@ -8,7 +8,7 @@ import pytest
 from conftest import invoke
 
 COMMANDS = [["estimate"], ["prune"], ["sanitize"], ["compress"], ["cache-mark"], ["cache-mark", "--check"],
-            ["normalize-usage"], ["validate"], ["convert", "--to", "anthropic"], ["convert", "--to", "openai"],
+            ["normalize-usage"], ["validate"], ["convert", "--to", "anthropic", "--model", "claude-x"], ["convert", "--to", "openai", "--model", "gpt-4o"],
             ["convert", "--to", "sharegpt"]]
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}

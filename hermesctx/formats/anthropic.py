@@ -9,6 +9,7 @@ from __future__ import annotations
 from itertools import chain
 
 from hermesctx.errors import InputError
+from hermesctx.formats import params
 from hermesctx.formats._common import AS_TEXT, bump, refuse_opaque, server_side_item, server_side_text
 from hermesctx.jsonio import dumps_like_json, loads_like_json
 from hermesctx.messages import check_convertible
@@ -212,19 +213,8 @@ def read(doc: Any, lost: dict) -> Any:
     for msg in doc.get("messages") or []:
         if isinstance(msg, dict):
             messages.extend(message_to_openai(msg, lost))
-    for key, value in doc.items():
-        if key == "system":
-            continue
-        if key == "messages":
-            out["messages"] = messages
-        elif key == "tools" and isinstance(value, list):
-            out["tools"] = [{"type": "function", "function": {
-                "name": t.get("name", ""), "description": t.get("description", ""),
-                "parameters": t.get("input_schema", {})}} if isinstance(t, dict) else t
-                for t in value]
-        else:
-            out[key] = value
-    out.setdefault("messages", messages)
+    out["messages"] = messages
+    out.update(params.to_openai(doc, lost))
     return out
 
 
@@ -236,7 +226,7 @@ def write(doc: Any, lost: dict, *, leading: bool = True) -> dict:
     a later part of a transcript written piece by piece)."""
     if isinstance(doc, list):
         doc = {"messages": doc}
-    messages = doc.get("messages") or []
+    messages = params.legacy_functions(doc.get("messages") or [], lost)
     system_parts: list = []
     out_msgs: list[dict] = []
     pending_results: list[dict] = []
@@ -304,17 +294,10 @@ def write(doc: Any, lost: dict, *, leading: bool = True) -> dict:
                          if isinstance(content, list) else content})
     flush()
     out: dict = {}
-    for key, value in doc.items():
-        if key == "messages":
-            if system_parts:
-                out["system"] = join_system(system_parts, lost)
-            out["messages"] = out_msgs
-        elif key == "tools" and isinstance(value, list):
-            out["tools"] = [_tool_to_anthropic(t) for t in value]
-        else:
-            out[key] = value
-    if "messages" not in out:
-        out["messages"] = out_msgs
+    if system_parts:
+        out["system"] = join_system(system_parts, lost)
+    out["messages"] = out_msgs
+    out.update(params.to_anthropic(doc, lost))
     return out
 
 
@@ -355,16 +338,6 @@ def join_system(parts: list, lost: dict) -> Any:
         elif part:
             blocks.append({"type": "text", "text": part})
     return blocks
-
-
-def _tool_to_anthropic(tool: Any) -> Any:
-    if not isinstance(tool, dict):
-        return tool
-    fn = tool.get("function") if tool.get("type") == "function" else None
-    if not isinstance(fn, dict):
-        return tool
-    return {"name": fn.get("name", ""), "description": fn.get("description", ""),
-            "input_schema": fn.get("parameters", {})}
 
 
 def stream(chunks: Iterator[list[dict]], lost: dict, wire: dict) -> tuple[dict, str, Iterator, Any]:

@@ -12,6 +12,7 @@ into one assistant message, as parallel calls. Items the API ran itself (``web_s
 from __future__ import annotations
 
 from hermesctx.errors import InputError
+from hermesctx.formats import params
 from hermesctx.formats._common import AS_TEXT, bump, refuse_opaque, server_side_text
 from hermesctx.jsonio import dumps_like_json
 from hermesctx.messages import part_type
@@ -278,9 +279,8 @@ def read(doc: Any, lost: dict) -> dict:
                 items.append({"type": "message", "role": "user", "content": value})
             elif isinstance(value, list):
                 items.extend(value)
-        for key, value in doc.items():
-            if key not in ("input", "output", "instructions"):
-                out[key] = value
+        out.update(params.responses_to_chat(
+            {k: v for k, v in doc.items() if k not in ("input", "output", "instructions")}, lost))
     for item in items:
         if isinstance(item, dict):
             folder.add(item)

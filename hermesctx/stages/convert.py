@@ -7,17 +7,29 @@ counted in the report's ``lost`` (``what -> count``) for the caller to put on st
 from __future__ import annotations
 
 from hermesctx import formats
+from hermesctx.formats import params
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
+DEFAULT_MAX_TOKENS = 4096  # what --max-tokens is when an Anthropic body needs one and has none
+# the provider whose models a format's documents name (ShareGPT: none)
+PROVIDER = {formats.OPENAI: formats.OPENAI, formats.RESPONSES: formats.OPENAI, formats.CODEX: formats.OPENAI,
+            formats.ANTHROPIC: formats.ANTHROPIC, formats.CLAUDE_CODE: formats.ANTHROPIC}
+
+
 def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENAI,
-            info: dict | None = None) -> tuple[Any, dict]:
+            info: dict | None = None, model: str | None = None,
+            max_tokens: int | None = None) -> tuple[Any, dict]:
     """``doc`` in format ``source`` (``auto``: detected) -> ``(converted, report)``.
 
-    ``info`` is what a log reader already found (the document is then OpenAI messages)."""
+    ``info`` is what a log reader already found (the document is then OpenAI messages).
+    ``model`` is the model of the output body (a model of one provider is never written into
+    the other's body: a document naming one needs ``model`` to cross, else a UsageError);
+    ``max_tokens`` its ``max_tokens`` (OpenAI: ``max_completion_tokens``), which an Anthropic
+    body given a model and none gets as :data:`DEFAULT_MAX_TOKENS`."""
     lost: dict = {}
     if info and info.get("format") in formats.LOG_FORMATS:
         found = info["format"]
@@ -25,6 +37,7 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
         lost.update(info.get("lost") or {})
     else:
         found = formats.detect_document(doc) if source == formats.AUTO else source
+        crossing(doc, found, target, model)
         if found in formats.PLAIN:  # checked as given, so an error names the input's own index
             doc = formats.writable(doc, target, lost)
         if found == target and found in formats.TARGETS:
@@ -32,10 +45,59 @@ def convert(doc: Any, *, source: str = formats.AUTO, target: str = formats.OPENA
 
             with lenient_input():  # (only counted: what only its provider reads stays as it is)
                 seen = formats.to_openai(doc, found, {})
-            return doc, _report(found, target, seen, lost)
+            report = _report(found, target, seen, lost)
+            return request_keys(doc, target, model, max_tokens), report
         openai = formats.to_openai(doc, found, lost)
-    out = formats.from_openai(openai, target, lost)
-    return out, _report(found, target, openai, lost)
+    out = _own_model(formats.from_openai(openai, target, lost), openai, found, target, model, lost)
+    return request_keys(out, target, model, max_tokens), _report(found, target, openai, lost)
+
+
+def _own_model(out: Any, source: Any, found: str, target: str, model: str | None, lost: dict) -> Any:
+    """``out`` with the source's model when it is the target provider's (a log's model, which a
+    log's writer keeps at the end), without it (counted) when it is the other's."""
+    lost.pop(params.MODEL_LOST, None)
+    named = source.get("model") if isinstance(source, dict) else None
+    if model is not None or named is None or not isinstance(out, dict):
+        return out
+    theirs, ours = PROVIDER.get(found), PROVIDER.get(target)
+    if ours is None:  # (ShareGPT: no model)
+        return out
+    if theirs and theirs != ours:
+        lost[params.MODEL_LOST] = 1
+        return {k: v for k, v in out.items() if k != "model"}
+    return out if "model" in out else {**out, "model": named}
+
+
+_NAMES = {formats.OPENAI: "OpenAI", formats.ANTHROPIC: "Anthropic"}
+
+
+def crossing(doc: Any, found: str, target: str, model: str | None) -> None:
+    """Refuse (exit 2, naming ``--model``) a document whose model is another provider's than
+    ``target``'s when no ``model`` is given: it is never written into the other's body."""
+    named = doc.get("model") if isinstance(doc, dict) else None
+    theirs, ours = PROVIDER.get(found), PROVIDER.get(target)
+    if model is None and named is not None and theirs and ours and theirs != ours:
+        from hermesctx.errors import UsageError
+
+        raise UsageError(f"the input's model {named!r} is {_NAMES[theirs]}'s: name the "
+                         f"{_NAMES[ours]} model of the output with --model",
+                         hint=f"e.g. convert --to {target} --model MODEL")
+
+
+def request_keys(out: Any, target: str, model: str | None, max_tokens: int | None) -> Any:
+    """``out`` (a body or message list of ``target``) with ``model`` and ``max_tokens`` set."""
+    if target not in PROVIDER or (model is None and max_tokens is None):
+        return out
+    body = dict(out) if isinstance(out, dict) else {"messages": out}
+    if model is not None:
+        body = {"model": model, **{k: v for k, v in body.items() if k != "model"}}
+    if target == formats.ANTHROPIC:
+        if max_tokens is not None or "max_tokens" not in body:
+            body["max_tokens"] = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+    elif max_tokens is not None:
+        body.pop("max_tokens", None)
+        body["max_completion_tokens"] = max_tokens
+    return body
 
 
 def _report(found: str, target: str, openai: Any, lost: dict) -> dict:
@@ -127,7 +189,8 @@ _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "aband
 
 def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, jsonl: bool | None = None,
         include_sidechains: bool = False, all_segments: bool = False, verbose: bool = False,
-        pretty: bool = False, report: str | None = None) -> None:
+        pretty: bool = False, report: str | None = None, model: str | None = None,
+        max_tokens: int | None = None) -> None:
     """``hermesctx convert``: every document of ``path`` (one or several FILEs; a session log is
     one transcript, written as it is read) in ``target``'s format on stdout; what the target
     cannot hold on stderr."""
@@ -147,11 +210,11 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                     opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=warner(env, name),
                                               include_sidechains=include_sidechains, all_segments=all_segments)
                     if isinstance(opened, formats.LogStream):
-                        _convert_log(env, sink, opened, target, verbose, pretty, name)
+                        _convert_log(env, sink, opened, target, verbose, pretty, name, (model, max_tokens))
                         continue
                     docs = formats.documents(opened if opened is not None else stream, source=source,
                                              jsonl=jsonl, convert_documents=False)
-                    for doc, (out, rep) in located(from_file(docs, name), lambda doc: _convert_read(doc, target)):
+                    for doc, (out, rep) in located(from_file(docs, name), lambda doc: _convert_read(doc, target, model, max_tokens)):
                         env.stdout.write(jsonio.dumps(out, pretty=pretty))
                         _tell(env, sink, doc, rep, verbose)
             except HermesctxError as err:
@@ -161,19 +224,26 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
         sink.close(ok)
 
 
-def _convert_read(doc, target: str) -> tuple[Any, dict]:
+def _convert_read(doc, target: str, model: str | None = None, max_tokens: int | None = None) -> tuple[Any, dict]:
     """One document read by :func:`formats.documents`, converted and as it goes on the wire;
     what reading it left out counted with what the target cannot hold."""
     from hermesctx.wire import send
 
-    out, rep = convert(doc.data, source=doc.info["format"], target=target)
+    out, rep = convert(doc.data, source=doc.info["format"], target=target, model=model, max_tokens=max_tokens)
     for what, n in doc.info["lost"].items():
         rep["lost"][what] = rep["lost"].get(what, 0) + n
-    return send.request(out, target, rep.setdefault("wire", {})), rep
+    out = send.request(out, target, rep.setdefault("wire", {}))
+    if target in PROVIDER:
+        from hermesctx.wire import tooldefs
+
+        found = tooldefs.problems(out, target)
+        if found:
+            rep["tool_definitions"] = found
+    return out, rep
 
 
 def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, pretty: bool,
-                 file: str | None = None) -> None:
+                 file: str | None = None, keys: tuple = (None, None)) -> None:
     import itertools
 
     from hermesctx import jsonio
@@ -185,7 +255,17 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     messages = log.messages()
     first = next(messages, None)  # the first pass, which may refuse the log, before any output
     messages = itertools.chain([] if first is None else [first], messages)
-    formats.write_stream(env.stdout, counts.count(messages), log.tail, target, lost, pretty=pretty,
+    model, max_tokens = keys
+
+    def tail() -> dict:  # the log's model only into its own provider's body (or --model's)
+        found = log.tail()
+        ours = PROVIDER.get(target)
+        if "model" in found and model is None and ours and ours != PROVIDER[log.format]:
+            found = {k: v for k, v in found.items() if k != "model"}
+            lost[params.MODEL_LOST] = 1
+        return request_keys(found, target, model, max_tokens)
+
+    formats.write_stream(env.stdout, counts.count(messages), tail, target, lost, pretty=pretty,
                          wire=wire)
     info = log.info()
     for what, n in info.get("lost", {}).items():
@@ -205,6 +285,7 @@ def _tell(env, sink, doc, rep: dict, verbose: bool) -> None:
     wire = rep.pop("wire", None) or {}
     if wire:
         rep["wire"] = wire
-    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire)]:
+    for line in [*formats.describe_lost(rep["lost"], rep["to"]), *send.describe(wire),
+                 *(f"tool definitions: {p}" for p in rep.get("tool_definitions", ()))]:
         env.warn(where + line)
     sink.add(doc, rep, describe(rep) if verbose else None)

@@ -20,7 +20,7 @@ the assistant turn right before its user turn, consecutive same-role messages be
 from __future__ import annotations
 
 from hermesctx.record import record
-from hermesctx.wire import params
+from hermesctx.wire import params, tooldefs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ RULES: dict[str, str] = {
     "AN-MISSING-PARAM": INFO,
     "AN-COMPACTION": REJECT,
 }
+RULES.update(tooldefs.RULES)  # tool definitions and tool_choice (hermesctx.wire.tooldefs)
 PAIRING_RULES = frozenset(rule for rule in RULES if rule.startswith(("OA-TOOL-", "AN-TOOL-")))
 
 
@@ -205,7 +206,18 @@ def check(doc: Any, target: str | None = None, *, strict: bool = False,
         _check_anthropic(doc, sink, reference)
     else:
         _check_openai(doc, sink)
+    _check_request(doc, target, sink)
     return sink.in_order()
+
+
+def _check_request(doc: Any, target: str, sink: _Sink) -> None:
+    """The tool definitions, then the whole body against the provider's published request
+    schema (loaded only for a body with parameters: :func:`hermesctx.wire.schema.needed`)."""
+    tooldefs.check(doc, target, sink)
+    from hermesctx.wire import schema
+
+    if schema.needed(doc):
+        schema.check(doc, target, sink)
 
 
 def check_pairing(doc: Any, target: str | None = None, *, strict: bool = False) -> list[Problem]:
@@ -622,6 +634,8 @@ _AN_OTHER_BLOCKS = frozenset({
     "code_execution_tool_result", "bash_code_execution_tool_result",
     "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload",
 })
+# beta blocks (BetaCreateMessageParams): accepted with the anthropic-beta header, a risk
+_AN_BETA_BLOCKS = frozenset({"mcp_tool_use", "mcp_tool_result"})
 _AN_RESULT_CONTENT = ("text", "image", "search_result", "document")
 _THINKING = ("thinking", "redacted_thinking")
 _TAGS = ", ".join(f"'{t}'" for t in (*_AN_BLOCKS, *sorted(_AN_OTHER_BLOCKS)))
@@ -701,6 +715,10 @@ class _AnthropicWalk:
             return kind
         if not isinstance(kind, str) or kind not in _AN_BLOCKS or (allowed and kind not in allowed):
             if isinstance(kind, str) and kind in _AN_OTHER_BLOCKS and not allowed:
+                return kind
+            if isinstance(kind, str) and kind in _AN_BETA_BLOCKS and not allowed:
+                sink.add(path, "AN-SCHEMA", f"{where}: a beta `{kind}` block: accepted by the beta "
+                         "Messages API with its anthropic-beta header", RISK)
                 return kind
             if "type" not in block:
                 sink.add(path, "AN-SCHEMA", f"{where}.type: Field required")

@@ -487,8 +487,9 @@ class AnthropicState:
 
     def __init__(self) -> None:
         self.ids: set = set()
-        self.renamed: dict = {}
+        self.renamed: dict = {}  # this turn's calls: old id -> [the id each call went out with]
         self.cache = 0
+        self.role: Any = None  # the role of the message before
 
     def seen(self, tool_id: str) -> bool:
         """Whether ``tool_id`` was used before; it is used from now on."""
@@ -679,8 +680,9 @@ def _anthropic_message(msg: Any, last: bool, state: AnthropicState, counts: dict
     if not isinstance(msg, dict):
         return msg
     role = msg.get("role")
-    if role == "assistant":
+    if role == "assistant" and state.role != "assistant":  # a new turn (same-role messages are one)
         state.renamed = {}
+    state.role = role
     out = None
     if not _ROLE_AND_CONTENT.issuperset(msg):  # (the usual message: no list of its keys built)
         extra = [k for k in msg if k not in ("role", "content")]
@@ -777,20 +779,22 @@ def _tool_use(block: dict, state: AnthropicState, counts: dict) -> dict:
     tool_id = block.get("id")
     if not isinstance(tool_id, str):
         return block
+    new_id = tool_id
     if state.seen(tool_id):
         new_id = state.fresh_id(tool_id)
-        state.renamed[tool_id] = new_id
         bump(counts, RENUMBERED)
-        return {**block, "id": new_id}
-    return block
+    state.renamed.setdefault(tool_id, []).append(new_id)
+    return block if new_id == tool_id else {**block, "id": new_id}
 
 
 def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
     new = block
     tool_use_id = block.get("tool_use_id")
-    renamed = state.renamed.get(tool_use_id) if state.renamed and isinstance(tool_use_id, str) else None
-    if renamed is not None:
-        new = {**block, "tool_use_id": renamed}
+    queue = state.renamed.get(tool_use_id) if state.renamed and isinstance(tool_use_id, str) else None
+    if queue:  # results answer the turn's calls of one id in their order, the last one any more
+        renamed = queue.pop(0) if len(queue) > 1 else queue[0]
+        if renamed != tool_use_id:
+            new = {**block, "tool_use_id": renamed}
     inner = block.get("content")
     if isinstance(inner, str) and inner and not inner.strip():  # AN-WHITESPACE-TEXT; none is fine
         new = {k: v for k, v in new.items() if k != "content"}

@@ -10,7 +10,7 @@ BAD = b'[{"role":"user","content":"x"}]\n{bad\n[{"role":"user","content":"y"}]\n
 
 
 @pytest.mark.parametrize("command", [["prune"], ["sanitize"], ["cache-mark"], ["compress", "--if-needed"],
-                                     ["estimate", "--method", "rough"], ["validate"], ["convert"],
+                                     ["estimate", "--method", "rough"], ["validate"], ["convert", "--model", "gpt-4o"],
                                      ["run", "--pipeline", "prune,sanitize"]])
 def test_several_files_equal_the_files_one_by_one(command):
     files = [str(EXAMPLES / "coding-session.json"), str(EXAMPLES / "batch.jsonl")]
@@ -99,7 +99,7 @@ def test_estimate_check_names_the_line():
 @pytest.mark.parametrize("path", [EXAMPLES / "coding-session.json", EXAMPLES / "batch.jsonl",
                                   FIXTURES / "formats" / "claude-code-session.jsonl",
                                   FIXTURES / "formats" / "codex-rollout.jsonl"])
-@pytest.mark.parametrize("command", [["prune"], ["estimate", "--method", "rough"], ["convert"]])
+@pytest.mark.parametrize("command", [["prune"], ["estimate", "--method", "rough"], ["convert", "--model", "gpt-4o"]])
 def test_a_file_read_at_once_or_streamed_gives_the_same(monkeypatch, path, command):
     from hermesctx import transcripts
 

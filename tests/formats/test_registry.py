@@ -30,7 +30,7 @@ CODEX_EVENTS = F / "codex-event-only.jsonl"
 # every command that reads a transcript, as a user would run it
 COMMANDS = [["estimate"], ["prune"], ["sanitize"], ["sanitize", "--check"],
             ["compress", "--summarizer", "extractive"], ["cache-mark"], ["spill", "--dry-run"],
-            ["convert", "--to", "openai"], ["convert", "--to", "anthropic"]]
+            ["convert", "--to", "openai"], ["convert", "--model", "claude-sonnet-4-5", "--to", "anthropic"]]
 
 
 def run(*args, stdin=b""):
@@ -40,7 +40,7 @@ def run(*args, stdin=b""):
 
 
 def read_as(path) -> str:
-    return run("convert", "-v", path).stderr.splitlines()[0]
+    return run("convert", "-v", "--model", "gpt-4o", path).stderr.splitlines()[0]
 
 
 def roles(messages):
@@ -73,7 +73,7 @@ def test_a_first_turn_responses_request_is_read_by_every_command(args):
         doc = result.json
         if args[-1] == "openai":
             assert doc["messages"] == [{"role": "user", "content": "Quelle est la capitale de la Patatie ?"}]
-            assert doc["tools"][0]["name"] == "capitale"
+            assert doc["tools"][0]["function"]["name"] == "capitale"  # chat's form
         else:
             assert doc["messages"] == [{"role": "user", "content": "Quelle est la capitale de la Patatie ?"}]
 
@@ -146,7 +146,7 @@ def anthropic_line():
 
 
 def test_the_anthropic_line_of_a_batch_is_converted_to_openai():
-    lines = run("convert", "--to", "openai", EXAMPLES / "batch.jsonl").lines
+    lines = run("convert", "--to", "openai", "--model", "gpt-4o", EXAMPLES / "batch.jsonl").lines
     third = lines[2]
     assert "system" not in third
     uses = sum(1 for m in anthropic_line()["messages"] if isinstance(m["content"], list)
@@ -264,7 +264,7 @@ def test_a_server_side_item_with_no_reply_after_it_is_a_message_of_its_own():
 
 
 def test_anthropic_server_side_blocks_are_text_in_openai_output_and_reported():
-    result = run("convert", "--to", "openai", ANTH_SERVER)
+    result = run("convert", "--to", "openai", "--model", "gpt-4o", ANTH_SERVER)
     reply = result.json["messages"][1]
     assert "tool_calls" not in reply
     texts = [p["text"] for p in reply["content"]]

@@ -90,7 +90,8 @@ def is_valid_openai(messages) -> bool:
 @pytest.mark.parametrize("target", formats.TARGETS)
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
 def test_every_input_in_every_target(path, target, snapshot):
-    result = run("convert", "--to", target, path)
+    model = {"openai": ["--model", "gpt-4o"], "anthropic": ["--model", "claude-sonnet-4-5"]}.get(target, [])
+    result = run("convert", "--to", target, *model, path)
     outputs = result.lines
     assert outputs
     assert {"stdout": outputs, "stderr": result.stderr} == snapshot
@@ -115,12 +116,12 @@ def test_fixtures_are_what_the_script_writes(tmp_path, monkeypatch):
     (RESP_OUTPUT, "responses"), (SHAREGPT, "sharegpt"), (EXAMPLES / "coding-session.json", "openai"),
     (EXAMPLES / "anthropic-session.json", "anthropic")])
 def test_auto_detection_says_what_it_read_with_v(path, name):
-    result = run("convert", "-v", path)
+    result = run("convert", "-v", "--model", "gpt-4o", path)
     assert f"read as {name}\n" in result.stderr
-    quiet = run("convert", path)
+    quiet = run("convert", "--model", "gpt-4o", path)
     assert "read as" not in quiet.stderr
     assert quiet.stdout == result.stdout
-    forced = run("convert", "--from", name, path)
+    forced = run("convert", "--from", name, "--model", "gpt-4o", path)
     assert forced.stdout == result.stdout
 
 
@@ -144,7 +145,10 @@ def test_claude_code_reads_the_last_segment_of_the_main_chain():
     assert msgs[3]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
     assert is_valid_openai(msgs)
     result = run("convert", "--report", "/dev/stdout", CLAUDE)
-    assert result.json["model"] == "claude-sonnet-4-5-20250929"
+    assert "model" not in result.json  # Claude's model is never written into an OpenAI body
+    assert "model (the other provider's: convert --model sets one): 1 not kept" in result.stderr
+    assert run("convert", "--to", "anthropic", CLAUDE).json["model"] == "claude-sonnet-4-5-20250929"
+    assert run("convert", "--model", "gpt-4o", CLAUDE).json["model"] == "gpt-4o"
 
 
 def test_claude_code_all_segments_folds_split_replies_and_parallel_calls():
@@ -234,7 +238,8 @@ def test_claude_code_report_counts_what_was_read(tmp_path):
     rep = json.loads(full.read_text())
     assert rep["sidechain_events"] == 4 and rep["abandoned_branch_entries"] == 2
     assert rep["subagents"] == {"inserted": 1, "missing": 0}
-    assert rep["lost"] == {"tool result is_error flags": 1}
+    assert rep["lost"] == {"tool result is_error flags": 1,
+                           "model (the other provider's: convert --model sets one)": 1}
 
 
 # --- Codex ------------------------------------------------------------------------------------------
@@ -304,7 +309,7 @@ def test_responses_request_items():
     assert [c["id"] for c in msgs[2]["tool_calls"]] == ["call_zh", "call_kr"]
     assert msgs[6]["content"][1] == {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}}
     assert doc["model"] == "gpt-5"
-    assert doc["tools"][0]["name"] == "get_weather"
+    assert doc["tools"][0]["function"]["name"] == "get_weather"
 
 
 def test_responses_output_object_reports_what_it_cannot_hold():
@@ -414,15 +419,16 @@ def random_transcript(rnd: random.Random) -> dict:
                     content = [{"type": "text", "text": content}]
                 msgs.append({"role": "tool", "tool_call_id": call["id"], "content": content})
         msgs.append({"role": "assistant", "content": text() or "done"})
-    return {"model": "claude-sonnet-4-5", "messages": msgs}
+    return {"model": "gpt-4o", "messages": msgs}
 
 
 @pytest.mark.parametrize("seed", range(300))
 def test_openai_to_anthropic_to_openai_is_lossless(seed):
     doc = random_transcript(random.Random(seed))
-    there, report = convert(doc, source="openai", target="anthropic")
+    there, report = convert(doc, source="openai", target="anthropic", model="claude-sonnet-4-5")
     assert report["lost"] == {}
-    back, report = convert(there, source="anthropic", target="openai")
+    assert there["model"] == "claude-sonnet-4-5" and there["max_tokens"] == 4096
+    back, report = convert(there, source="anthropic", target="openai", model="gpt-4o")
     assert report["lost"] == {}
     assert normalized(back["messages"]) == normalized(doc["messages"])
     assert back["model"] == doc["model"]
@@ -460,7 +466,7 @@ def test_a_log_written_as_it_is_read_equals_the_whole_document(path, target, pre
     streamed = run(*args, *(["--pretty"] if pretty else []))
     with open(path, "rb") as handle:
         (doc,) = formats.read_documents(handle, include_sidechains=True, all_segments=True)
-    whole = send.request(formats.from_openai(doc.data, target, {}), target)
+    whole = send.request(convert(doc.data, target=target, info=doc.info)[0], target)
     assert streamed.stdout == jsonio.dumps(whole, pretty=pretty)
 
 

@@ -53,6 +53,15 @@ def think(t="hmm", sig="sig1"):
     return {"type": "thinking", "thinking": t, "signature": sig}
 
 
+def fn(name, parameters=None):
+    return {"type": "function", "function": {"name": name, "parameters": parameters or {"type": "object"}}}
+
+
+def tool(name, schema=None):
+    return {"name": name, "input_schema": schema or {"type": "object"}}
+
+
+Q = {"role": "user", "content": "q"}
 CC = {"type": "ephemeral"}
 CC1H = {"type": "ephemeral", "ttl": "1h"}
 A_USE = {"role": "assistant", "content": [use("t1")]}
@@ -119,6 +128,18 @@ CASES = {
                              {"role": "user", "content": "go on"}),
                       an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "compaction", "content": "Summary."}]},
                          {"role": "user", "content": "go on"}), None),
+    # tool definitions and tool_choice (hermesctx.wire.tooldefs)
+    "OA-TOOLDEF-NAME": (OA, oa(USER, tools=[fn("read file")]), oa(USER, tools=[fn("read_file")]), None),
+    "OA-TOOLDEF-SCHEMA": (OA, oa(USER, tools=[fn("f", {"anyOf": [{"type": "object"}]})]),
+                          oa(USER, tools=[fn("f", {"type": "object", "properties": {}})]), None),
+    "OA-TOOLDEF-DUP": (OA, oa(USER, tools=[fn("f"), fn("f")]), oa(USER, tools=[fn("f"), fn("g")]), None),
+    "OA-TOOLDEF-CHOICE": (OA, oa(USER, tool_choice="required"),
+                          oa(USER, tools=[fn("f")], tool_choice={"type": "function", "function": {"name": "f"}}), None),
+    "AN-TOOLDEF-NAME": (AN, an(Q, tools=[tool("read file")]), an(Q, tools=[tool("read_file")]), None),
+    "AN-TOOLDEF-SCHEMA": (AN, an(Q, tools=[tool("f", {"type": "string"})]), an(Q, tools=[tool("f")]), None),
+    "AN-TOOLDEF-DUP": (AN, an(Q, tools=[tool("f"), tool("f")]), an(Q, tools=[tool("f"), tool("g")]), None),
+    "AN-TOOLDEF-CHOICE": (AN, an(Q, tools=[tool("f")], tool_choice={"type": "tool", "name": "g"}),
+                          an(Q, tools=[tool("f")], tool_choice={"type": "tool", "name": "f"}), None),
 }
 
 
@@ -402,6 +423,25 @@ def test_reference_may_be_a_session_log(tmp_path):
     assert r.stderr.splitlines()[0] == ("messages[1].content[1]: AN-THINK-MODIFIED: messages.1.content.1: "
                                         "Invalid `signature` in `thinking` block")
     assert r.stderr.splitlines()[-1] == "1 problem in 1 of 1 transcript"
+    # one output per line (what `convert LOG` writes): each is checked against the whole log,
+    # not against the log's line of the same number
+    good = an({"role": "user", "content": "q"},
+              {"role": "assistant", "content": [think("a", "s1"), think("b", "s2"), text("answer")]})
+    r = invoke(["validate", "--jsonl", "--reference", str(log)], (json.dumps(good) + "\n") * 2)
+    assert r.status == 0 and "AN-THINK-MODIFIED" not in r.stderr, r.stderr
+
+
+def test_reference_batch_pairs_each_line_with_its_own(tmp_path):
+    bodies = [an({"role": "user", "content": "q"},
+                 {"role": "assistant", "content": [think(t, s), text("answer")]},
+                 {"role": "user", "content": "more"}) for t, s in (("a", "s1"), ("b", "s2"))]
+    ref = tmp_path / "in.jsonl"
+    ref.write_text("".join(json.dumps(b) + "\n" for b in bodies))
+    r = invoke(["validate", "--jsonl", "--reference", str(ref)], "".join(json.dumps(b) + "\n" for b in bodies))
+    assert r.status == 0, r.stderr
+    swapped = "".join(json.dumps(b) + "\n" for b in reversed(bodies))
+    r = invoke(["validate", "--jsonl", "--reference", str(ref)], swapped)
+    assert r.status == 1 and r.stderr.count("AN-THINK-MODIFIED") == 2, r.stderr
 
 
 def test_sanitize_check_refuses_what_sanitize_refuses():

@@ -151,7 +151,7 @@ COMMANDS = {
     "cache-mark": ["cache-mark"],
     "cache-mark-native": ["cache-mark", "--native-anthropic"],
     "spill": ["spill", "--threshold", "150"],
-    "convert": ["convert"],
+    "convert": ["convert", "--model", "gpt-4o"],
     "run": ["run", "--pipeline", "prune,sanitize,cache-mark"],
 }
 

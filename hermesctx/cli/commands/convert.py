@@ -23,6 +23,12 @@ def declare():
     @format_options
     @click.option("--to", "target", type=click.Choice(formats.TARGETS), default=formats.OPENAI,
                   show_default=True, help="Format to write.")
+    @click.option("--model", default=None,
+                  help="The model of the output body. Required to convert a body that names the other "
+                       "provider's model: a model is never carried across.")
+    @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+                  help="The output's max_tokens (OpenAI: max_completion_tokens). Anthropic requires one: "
+                       "a body given --model and none gets 4096.")
     @click.option("-v", "--verbose", is_flag=True, help="Say on stderr which format was read, and what came out.")
     @output_options
     @report_options
@@ -31,8 +37,9 @@ def declare():
 
         Reads OpenAI chat, Anthropic Messages, OpenAI Responses items, ShareGPT / Hermes
         trajectories, Claude Code session logs and Codex CLI rollouts; writes OpenAI, Anthropic
-        or ShareGPT. Text and tool call/result pairs are kept; what the target cannot hold is
-        reported on stderr. A session log is one transcript, written as it is read (memory does
+        or ShareGPT. Text and tool call/result pairs are kept, and the request's parameters
+        translated (tools, tool_choice, max_tokens, stop, parallel tool calls...); what the
+        target cannot hold is reported on stderr. A session log is one transcript, written as it is read (memory does
         not grow with the log).
 
         \b
@@ -40,7 +47,7 @@ def declare():
             hermesctx convert --to anthropic examples/coding-session.json
             hermesctx convert -v ~/.claude/projects/p/session.jsonl > session.json
             hermesctx convert --from codex --to sharegpt rollout.jsonl
-            hermesctx convert --to openai examples/anthropic-session.json
+            hermesctx convert --to openai --model gpt-4o examples/anthropic-session.json
         """
         return body(**params)
 

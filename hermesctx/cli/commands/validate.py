@@ -19,22 +19,29 @@ def body(input, jsonl, target, strict, out_format, reference, **params):
     refs = _references(env, reference) if reference else None
 
     def checker(doc: Any, doc_target: str, line: int | None) -> list:
-        ref = None
-        if refs is not None:  # a batch pairs line by line; else the whole reference (a log)
-            ref = refs[line - 1] if line is not None and len(refs) > 1 and line <= len(refs) \
-                else refs[0] if len(refs) == 1 else refs
-        return rules.check(doc, doc_target, strict=strict, reference=ref)
+        return rules.check(doc, doc_target, strict=strict, reference=None if refs is None else refs(line))
 
     return report_problems(env, documents(env, input, jsonl, **fmt), checker, target=target,
                            as_json=out_format == "json")
 
 
-def _references(env: Env, path: str) -> list:
-    from hermesctx import jsonio
+def _references(env: Env, path: str):
+    """``line -> reference`` for the documents checked: a session log is one transcript, the
+    reference of every output (all its events); a batch pairs each output with the reference
+    line of its own line number; a single document is the reference of every output."""
+    from hermesctx import formats, jsonio
     from hermesctx.transcripts import open_input
 
     with open_input(env, path) as stream:
-        return [doc.data for doc in jsonio.read_documents(stream, jsonl=None)]
+        docs = list(jsonio.read_documents(stream, jsonl=None))
+    values = [doc.data for doc in docs]
+    if len(values) == 1:
+        return lambda line: values[0]
+    if not all(isinstance(v, list) or isinstance(v, dict) and "messages" in v for v in values) \
+            or any(formats.detect_line(value) for value in values[:50]):  # a session log's events
+        return lambda line: values
+    by_line = {doc.line: doc.data for doc in docs if doc.line is not None}
+    return lambda line: by_line.get(line, values) if line is not None else values
 
 
 def declare():
@@ -61,6 +68,9 @@ def declare():
     @format_options
     def command(**params):
         """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
+
+        The whole body is checked: its messages, and its parameters, tools and tool_choice
+        against the provider's published request schema (beta features a risk).
 
         Each problem is one line on stderr: where it is, the rule id, and the error text the API
         would return, e.g. `line 3: messages[7].content[1]: AN-TOOL-ORPHAN: ...`. `risk` rules

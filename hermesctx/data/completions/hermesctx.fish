@@ -257,6 +257,8 @@ complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l include-sidech
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l all-segments -d 'Session logs: keep what came before compaction boundaries too.'
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l lenient -d 'Accept what Hermes accepts: messages without a role, role-less arrays, non-numer'
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l to -r -a 'openai anthropic sharegpt' -d 'Format to write.'
+complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l model -r -d 'The model of the output body. Required to convert a body that names the other pr'
+complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l max-tokens -r -d 'The output\'s max_tokens (OpenAI: max_completion_tokens). Anthropic requires one:'
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l verbose -d 'Say on stderr which format was read, and what came out.'
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -s v -d 'Say on stderr which format was read, and what came out.'
 complete -c hermesctx -n '__fish_seen_subcommand_from convert' -l pretty -d 'Indent the JSON output.'
