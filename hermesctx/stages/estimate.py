@@ -323,16 +323,16 @@ def build(options: Options, ctx, *, pretty: bool = False):
         _recorded_usage(doc, report)
         if options.forecast:
             report["forecast"] = _forecast(doc.data, report, ctx, settings)
-        if doc.file is not None:  # the FILE it came from, when there are several
+        if doc.file is not None:  # the FILE (and line) it came from, when there are several
             report["file"] = doc.file
-        if doc.line is not None:
-            report["line"] = doc.line
+            if doc.line is not None:
+                report["line"] = doc.line
         failed = None
         if options.check and report["would_compress"]:
             failed = (f"{report['prompt_tokens']:,} prompt tokens reach the compression threshold of "
                       f"{report['budgets']['threshold_tokens']:,}")
         if rows is not None:
-            rows.add(report)
+            rows.add(report, doc.file, doc.line)
             return b"", None, failed
         text = format_table(report).encode() if table else jsonio.dumps(report, pretty=pretty)
         if not options.tee:
@@ -354,13 +354,13 @@ class Rows:
     def __init__(self, csv: bool, sort: str | None):
         self.csv, self.sort, self.reports = csv, sort, []
 
-    def add(self, report: dict) -> None:
-        self.reports.append(report)
+    def add(self, report: dict, file: str | None, line: int | None) -> None:
+        self.reports.append((report, file, line))
 
     @staticmethod
-    def _row(r: dict) -> dict:
+    def _row(r: dict, file: str | None, line: int | None) -> dict:
         cost = (r.get("prompt_cost") or {}).get("amount_usd")
-        return {"file": r.get("file", "-"), "line": r.get("line", ""), "model": r["model"] or "",
+        return {"file": file or "-", "line": line or "", "model": r["model"] or "",
                 "messages": r["messages"], "tokens": r["prompt_tokens"], "pressure": r["pressure_percent"],
                 "cost_usd": float(cost) if cost is not None else None,
                 "compress": "yes" if r["would_compress"] else "no"}
@@ -369,8 +369,8 @@ class Rows:
         if not self.reports:
             return b""
         if len(self.reports) == 1 and not self.csv:
-            return format_table(self.reports[0]).encode()
-        rows = [self._row(r) for r in self.reports]
+            return format_table(self.reports[0][0]).encode()
+        rows = [self._row(*entry) for entry in self.reports]
         if self.sort:
             key = {"tokens": "tokens", "cost": "cost_usd", "pressure": "pressure"}[self.sort]
             rows.sort(key=lambda row: -(row[key] or 0))

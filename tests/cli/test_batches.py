@@ -20,6 +20,7 @@ def test_several_files_equal_the_files_one_by_one(command):
     if command[0] == "estimate":  # its reports name their file when there are several: the rest is equal
         reports = [json.loads(line) for line in together.stdout.splitlines()]
         assert [r.pop("file") for r in reports] == [files[0]] + [files[1]] * (len(reports) - 1)
+        assert [r.pop("line", None) for r in reports] == [None, *range(1, len(reports))]
         assert reports == [json.loads(line) for r in apart for line in r.stdout.splitlines()]
         return
     assert together.stdout == b"".join(r.stdout for r in apart)

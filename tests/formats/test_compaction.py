@@ -77,10 +77,10 @@ def test_validate_accepts_it_where_the_provider_does_and_names_a_malformed_one(t
 
 
 def test_convert_to_another_provider_refuses_it_or_drops_it_when_lenient():
-    result = invoke(["convert", "--to", "openai"], _body())
+    result = invoke(["convert", "--to", "openai", "--model", "gpt-5"], _body())
     assert result.status == 3
     assert "Anthropic compaction block" in result.stderr and len(result.stderr.splitlines()) == 1
-    result = invoke(["convert", "--lenient", "--to", "openai"], _body())
+    result = invoke(["convert", "--lenient", "--to", "openai", "--model", "gpt-5"], _body())
     assert result.status == 0, result.stderr
     assert "Anthropic compaction blocks: 1 not kept" in result.stderr
     assert "compaction" not in result.stdout.decode()
@@ -94,10 +94,10 @@ RESPONSES = {"model": "gpt-5", "input": [
 
 
 def test_an_openai_compaction_item_is_refused_or_dropped_when_lenient():
-    for command in (["convert", "--to", "anthropic"], ["convert", "--to", "openai"], ["estimate"]):
+    for command in (["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"], ["convert", "--to", "openai", "--model", "gpt-5"], ["estimate"]):
         result = invoke(command, RESPONSES)
         assert result.status == 3, command
         assert "OpenAI compaction item" in result.stderr
-    result = invoke(["convert", "--lenient", "--to", "anthropic"], RESPONSES)
+    result = invoke(["convert", "--lenient", "--to", "anthropic", "--model", "claude-sonnet-4-5"], RESPONSES)
     assert result.status == 0, result.stderr
     assert "encrypted compaction items: 1 not kept" in result.stderr
