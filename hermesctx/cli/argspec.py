@@ -101,6 +101,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--keep-going': ('keep_going', 'set', True),
             '--target': ('target', 'value', ('choice', ('openai', 'anthropic')), False),
             '--strict': ('strict', 'set', True),
             '--format': ('out_format', 'value', ('choice', ('text', 'json')), False),
@@ -111,7 +112,7 @@ COMMANDS = {
             '--lenient': (None, 'click'),
         },
         'argument': ('input', ('path', True, True, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'target': None, 'strict': False, 'out_format': 'text', 'reference': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False},
+        'defaults': {'input': (), 'jsonl': None, 'keep_going': False, 'target': None, 'strict': False, 'out_format': 'text', 'reference': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False},
         'envvars': (),
     },
     'compress': {
@@ -283,6 +284,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--keep-going': ('keep_going', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex', 'opencode', 'opencode-go', 'openhands', 'cline', 'aider', 'opencode-run')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
@@ -296,7 +298,7 @@ COMMANDS = {
             '--report': ('report', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, True, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': 'openai', 'model': None, 'max_tokens': None, 'verbose': False, 'pretty': False, 'report': None},
+        'defaults': {'input': (), 'jsonl': None, 'keep_going': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': 'openai', 'model': None, 'max_tokens': None, 'verbose': False, 'pretty': False, 'report': None},
         'envvars': (),
     },
 }

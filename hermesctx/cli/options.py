@@ -50,6 +50,12 @@ keep_going_options = _stack(
                  help="As --keep-going, but a failing line is left out of the output."),
 )
 
+# what the commands that read FILEs without rewriting them take (estimate, validate, convert)
+keep_going_files = click.option(
+    "--keep-going", "keep_going", is_flag=True,
+    help="Several FILEs: a file that cannot be read as transcripts is said and skipped, the rest go on; "
+         "one summary line at the end, exit 3 if any failed.")
+
 report_options = _stack(
     click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
                  help="Also write the JSON report to FILE (JSON Lines for a batch); - puts the JSON on stderr instead of the summary line."),

@@ -190,10 +190,11 @@ _LOG_KEYS = ("session", "agent", "segments", "dropped_before_compaction", "aband
 def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, jsonl: bool | None = None,
         include_sidechains: bool = False, all_segments: bool = False, verbose: bool = False,
         pretty: bool = False, report: str | None = None, model: str | None = None,
-        max_tokens: int | None = None) -> None:
+        max_tokens: int | None = None, keep_going=None) -> None:
     """``hermesctx convert``: every document of ``path`` (one or several FILEs; a session log is
     one transcript, written as it is read) in ``target``'s format on stdout; what the target
-    cannot hold on stderr."""
+    cannot hold on stderr. ``keep_going`` (a :class:`~hermesctx.transcripts.KeepGoing`): a FILE
+    that fails is said and skipped, and the batch ends with its summary line."""
     from hermesctx import jsonio
     from hermesctx.errors import HermesctxError
     from hermesctx.transcripts import ReportSink, from_file, in_file, located, open_input, paths_of, warner
@@ -209,16 +210,28 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                 with open_input(env, one) as stream:
                     opened = formats.open_log(stream, source=source, jsonl=jsonl, warn=warner(env, name),
                                               include_sidechains=include_sidechains, all_segments=all_segments)
-                    if isinstance(opened, formats.LogStream):
+                    done = 0
+                    if isinstance(opened, formats.LogStream):  # a session log: one transcript
                         _convert_log(env, sink, opened, target, verbose, pretty, name, (model, max_tokens))
-                        continue
-                    docs = formats.documents(opened if opened is not None else stream, source=source,
-                                             jsonl=jsonl, convert_documents=False)
-                    for doc, (out, rep) in located(from_file(docs, name), lambda doc: _convert_read(doc, target, model, max_tokens)):
-                        env.stdout.write(jsonio.dumps(out, pretty=pretty))
-                        _tell(env, sink, doc, rep, verbose)
+                        done = 1
+                    else:
+                        docs = formats.documents(opened if opened is not None else stream, source=source,
+                                                 jsonl=jsonl, convert_documents=False)
+                        for doc, (out, rep) in located(from_file(docs, name),
+                                                       lambda doc: _convert_read(doc, target, model, max_tokens)):
+                            env.stdout.write(jsonio.dumps(out, pretty=pretty))
+                            _tell(env, sink, doc, rep, verbose)
+                            done += 1
             except HermesctxError as err:
-                raise in_file(err, name) from None
+                if keep_going is None or name is None:
+                    raise in_file(err, name) from None
+                keep_going.file_failed(env, in_file(err, name))
+                continue
+            if keep_going is not None:
+                keep_going.files_done += 1
+                keep_going.documents_done += done
+        if keep_going is not None and len(paths) > 1:
+            keep_going.summary(env)
         ok = True
     finally:
         sink.close(ok)

@@ -322,3 +322,14 @@ def test_in_place_leaves_an_unchanged_file_untouched_and_keeps_a_pretty_layout(t
     assert invoke(["-q", "cache-mark", "--in-place", str(pretty)]).status == 0
     text = pretty.read_text()
     assert "cache_control" in text and text.startswith("[\n  {")  # rewritten, in its own layout
+
+
+@pytest.mark.parametrize("command", [["validate"], ["convert", "--to", "openai"]])
+def test_validate_and_convert_keep_going_past_a_file(tmp_path, command):
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    bad = tmp_path / "b.json"
+    bad.write_text("not json")
+    r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
+    assert r.status == 3 and "(file skipped)" in r.stderr
+    assert r.stderr.splitlines()[-1 if command[0] == "convert" else -2] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"

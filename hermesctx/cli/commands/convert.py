@@ -1,13 +1,17 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import click_command, get_context
+from hermesctx.cli.runner import click_command, get_context, past_failures
 from hermesctx.stages import convert as stage
 
 
-def body(input, **params):
+def body(input, keep_going=False, **params):
     """What `hermesctx convert` runs: click's path (:func:`declare`) and the fast one
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
-    stage.run(get_context(), input, **params)
+    from hermesctx.transcripts import KeepGoing
+
+    keep_going = KeepGoing() if keep_going else None
+    stage.run(get_context(), input, keep_going=keep_going, **params)
+    return past_failures(0, keep_going)
 
 
 def declare():
@@ -15,11 +19,12 @@ def declare():
     import click
 
     from hermesctx import formats
-    from hermesctx.cli.options import format_options, input_options, output_options, report_options
+    from hermesctx.cli.options import format_options, input_options, keep_going_files, output_options, report_options
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
     @input_options
+    @keep_going_files
     @format_options
     @click.option("--to", "target", type=click.Choice(formats.TARGETS), default=formats.OPENAI,
                   show_default=True, help="Format to write.")

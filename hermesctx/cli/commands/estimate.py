@@ -21,6 +21,7 @@ def declare():
         config_options,
         format_options,
         input_options,
+        keep_going_files,
         output_options,
         stage_options,
     )
@@ -31,9 +32,7 @@ def declare():
     @stage_options(stage.Options)
     @format_options
     @output_options
-    @click.option("--keep-going", "keep_going", is_flag=True,
-                  help="Several FILEs: a file that cannot be read as transcripts is said and skipped, the "
-                       "rest go on; one summary line at the end, exit 3 if any failed.")
+    @keep_going_files
     @stage_options(stage.Options, shared=True)
     @config_options
     def command(**params):

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-from hermesctx.cli.runner import click_command, format_kwargs, get_env
+from hermesctx.cli.runner import click_command, format_kwargs, get_env, past_failures
 from hermesctx.context import Env
-from hermesctx.transcripts import documents, report_problems
+from hermesctx.transcripts import KeepGoing, documents_past_failures, report_problems
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-def body(input, jsonl, target, strict, out_format, reference, **params):
+def body(input, jsonl, target, strict, out_format, reference, keep_going=False, **params):
     """What `hermesctx validate` runs: click's path (:func:`declare`) and the fast one
     (:mod:`hermesctx.cli.fast`) call it with the same params."""
     from hermesctx.wire import rules
@@ -21,8 +21,10 @@ def body(input, jsonl, target, strict, out_format, reference, **params):
     def checker(doc: Any, doc_target: str, line: int | None) -> list:
         return rules.check(doc, doc_target, strict=strict, reference=None if refs is None else refs(line))
 
-    return report_problems(env, documents(env, input, jsonl, **fmt), checker, target=target,
-                           as_json=out_format == "json")
+    keep_going = KeepGoing() if keep_going else None
+    docs = documents_past_failures(env, input, jsonl, keep_going, **fmt)
+    return past_failures(report_problems(env, docs, checker, target=target, as_json=out_format == "json"),
+                         keep_going)
 
 
 def _references(env: Env, path: str):
@@ -48,11 +50,12 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import format_options, input_options
+    from hermesctx.cli.options import format_options, input_options, keep_going_files
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
     @input_options
+    @keep_going_files
     @click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
                   help="The API the body is for (default: the document's own format; logs, "
                        "Responses items and ShareGPT are read to OpenAI).")

@@ -41,7 +41,7 @@ _hermesctx() {
             --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
+        words="--jsonl --no-jsonl --keep-going --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
     "compress")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
@@ -84,7 +84,7 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help";;
+        words="--jsonl --no-jsonl --keep-going --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help";;
     "run")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
