@@ -19,7 +19,13 @@ def declare():
     import click
 
     from hermesctx import formats
-    from hermesctx.cli.options import format_options, input_options, keep_going_files, output_options, report_options
+    from hermesctx.cli.options import (
+        format_options,
+        input_options,
+        keep_going_files,
+        output_options,
+        report_options,
+    )
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
