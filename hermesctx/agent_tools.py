@@ -167,7 +167,7 @@ def _require_mcp() -> None:
         return  # importable without metadata (a vendored copy): let it try
     if int(found.split(".")[0]) != MCP_MAJOR:
         raise UsageError(f"hermesctx mcp needs the mcp SDK {MCP_MAJOR}.x, found {found}: "
-                         "pip install 'hermesctx[mcp]'")
+                         "pipx inject hermesctx 'mcp>=1.2,<2', or from a checkout: pip install '.[mcp]'")
 
 
 def serve(ctx, path: str | None = None) -> None:

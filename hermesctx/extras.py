@@ -22,5 +22,5 @@ def require(module: str, what: str | None = None) -> None:
         return
     extra = EXTRAS.get(module, module)
     raise UsageError(f"{what or f'the {module} summarizer'} needs the {module} SDK, which is not installed: "
-                     f"pip install 'hermesctx[{extra}]' (or pipx inject hermesctx {module}; "
-                     f"uv tool install 'hermesctx[{extra}]')")
+                     f"pipx inject hermesctx {module}, or from a checkout: pip install '.[{extra}]' "
+                     f"(uv tool install '.[{extra}]')")

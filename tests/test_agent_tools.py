@@ -217,7 +217,7 @@ def test_mcp_without_the_extra_names_it(store_path):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip() == (
         "hermesctx: error: hermesctx mcp needs the mcp SDK, which is not installed: "
-        "pip install 'hermesctx[mcp]' (or pipx inject hermesctx mcp; uv tool install 'hermesctx[mcp]')")
+        "pipx inject hermesctx mcp, or from a checkout: pip install '.[mcp]' (uv tool install '.[mcp]')")
 
 
 @pytest.mark.parametrize("target", ["openai", "anthropic", "mcp"])

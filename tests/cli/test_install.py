@@ -61,7 +61,7 @@ def test_a_missing_sdk_names_its_extra(sdk, monkeypatch):
     result = invoke(["compress", "--summarizer", sdk, "--context-length", "1000"],
                     [{"role": "user", "content": "hi"}], environ={f"{sdk.upper()}_API_KEY": "k"})
     assert result.status == 2, result.stderr
-    assert f"pip install 'hermesctx[{sdk}]'" in result.stderr and result.stdout == b""
+    assert f"pipx inject hermesctx {sdk}, or from a checkout: pip install '.[" in result.stderr and result.stdout == b""
 
 
 def test_every_shipped_data_file_is_declared_as_package_data():

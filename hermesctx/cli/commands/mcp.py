@@ -16,7 +16,7 @@ def command(archive, config_path):
     """Serve the archive store to an agent as an MCP server over stdio: two tools, `recall`
     (search what compaction removed) and `expand` (the original messages of a span).
 
-    Needs the MCP SDK: pip install 'hermesctx[mcp]'. Register it in an MCP client's config,
+    Needs the MCP SDK: pipx inject hermesctx mcp (from a checkout: pip install '.[mcp]'). Register it in an MCP client's config,
     e.g. {"mcpServers": {"hermesctx": {"command": "hermesctx", "args": ["mcp", "--archive",
     "/home/me/.hermesctx/archive.sqlite"]}}}. It reads JSON-RPC on stdin and writes it on
     stdout until the client closes the connection.
