@@ -49,9 +49,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
                 if env.progress is not None:
                     env.progress.watch(handle.fileno())
-                yield jsonio.decompressed(handle)
+                yield jsonio.decompressed(handle, env.input_cap)
             return
-        yield jsonio.decompressed(env.stdin)
+        yield jsonio.decompressed(env.stdin, env.input_cap)
         return
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -73,20 +73,20 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if data is not None:
-        yield _small_file(data, path)
+        yield _small_file(data, path, env)
         return
     with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
-        yield jsonio.decompressed(handle)
+        yield jsonio.decompressed(handle, env.input_cap)
 
 
-def _small_file(data: bytes, path: str) -> BinaryIO:
+def _small_file(data: bytes, path: str, env: Env) -> BinaryIO:
     """A small file read at once, as a stream of its bytes named as the file is (a session log
     finds its subagent files beside it); gzip too."""
     stream = _stdio.BytesIO(data)
     stream.name = path
-    return jsonio.decompressed(stream) if data[:2] == jsonio.GZIP_MAGIC else stream
+    return jsonio.decompressed(stream, env.input_cap) if data[:2] == jsonio.GZIP_MAGIC else stream
 
 
 def _tune_for(size: int) -> None:

@@ -500,3 +500,69 @@ def test_run_jobs_writes_a_line_before_the_input_ends():
     rest, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert rest == b""
+
+
+# --- issue 31: gzip bombs --------------------------------------------------------------------
+
+def _bomb(head: bytes, fill: bytes, tail: bytes, inflated: int = 2 << 30) -> bytes:
+    """A gzip of ``head + fill * ... + tail`` inflating to ``inflated`` bytes, made of
+    concatenated members (a gzip reader takes them as one stream): ~2 MB for 2 GB."""
+    import gzip
+
+    block = gzip.compress(fill * ((16 << 20) // len(fill)), compresslevel=9)
+    return gzip.compress(head) + block * (inflated // (16 << 20)) + gzip.compress(tail)
+
+
+BOMBS = {
+    "string": (b'[{"role":"user","content":"', b"a", b'"}]'),
+    "newlines": (b"", b"\n", b'[{"role":"user","content":"hi"}]\n'),
+    "zeros": (b"", b"\0", b""),
+}
+
+
+
+
+@pytest.mark.parametrize("kind", sorted(BOMBS))
+@pytest.mark.parametrize("via", ["file", "pipe"])
+def test_a_gzip_bomb_is_exit_3_naming_the_cap_fast_and_small(tmp_path, kind, via):
+    bomb = _bomb(*BOMBS[kind])
+    assert len(bomb) < 4 << 20
+    path = tmp_path / "b.gz"
+    path.write_bytes(bomb)
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "hermesctx", "prune", *([str(path)] if via == "file" else [])],
+                            cwd=ROOT, stdin=open(path, "rb") if via == "pipe" else subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import threading
+
+    watchdog = threading.Timer(30, proc.kill)  # (744a5bf inflated all 2 GiB: minutes, or MemoryError)
+    watchdog.start()
+    stderr = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    watchdog.cancel()
+    seconds = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    _figures(f"gzip bomb {kind} via {via} ({len(bomb) >> 10} KB -> 2 GiB): {seconds:.2f} s, "
+             f"{usage.ru_maxrss >> 10} MB", 1, int(proc.returncode == 3), int(proc.returncode != 3))
+    assert proc.returncode == 3, stderr
+    assert "input size cap" in stderr and "--max-input-size" in stderr and stderr.count("\n") == 1
+    assert seconds < 5
+    assert usage.ru_maxrss < 100 << 10  # KB
+
+
+def test_max_input_size_and_input_max_bytes_set_the_cap(tmp_path):
+    import gzip
+
+    doc = b'[{"role":"user","content":"' + b"x" * 5000 + b'"}]'
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(doc))
+    assert _cli("estimate", str(path)).returncode == 0  # 5 KB: under every default
+    small = _cli("prune", "--max-input-size", "4K", str(path))
+    assert small.returncode == 3 and b"input size cap (4 KiB)" in small.stderr
+    assert _cli("prune", "--max-input-size", "1M", str(path)).stdout.strip() == doc
+    config = tmp_path / "c.yaml"
+    config.write_text("input:\n  max_bytes: 4096\n")
+    by_config = _cli("prune", "--config", str(config), str(path))
+    assert by_config.returncode == 3 and b"4 KiB" in by_config.stderr
+    assert _cli("prune", "--max-input-size", "lots", str(path)).returncode == 2
+    assert _cli("config", "check", str(config)).returncode == 0

@@ -10,6 +10,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--method': ('method', 'value', ('choice', ('exact', 'rough')), False),
             '--encoding': ('encoding', 'value', ('choice', ('o200k_base', 'cl100k_base')), False),
             '--usage': ('usage_path', 'value', ('path', True, False, False, True, False, False, False), False),
@@ -41,6 +42,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--protect-last-n': ('protect_last_n', 'value', ('int', 0, None), False),
             '--tail-tokens': ('tail_tokens', 'value', ('int', 0, None), False),
             '--dry-run': ('dry_run', 'set', True),
@@ -74,6 +76,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--stub': ('stub', 'set', True),
             '--check': ('check', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
@@ -97,6 +100,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--target': ('target', 'value', ('choice', ('openai', 'anthropic')), False),
             '--strict': ('strict', 'set', True),
             '--format': ('out_format', 'value', ('choice', ('text', 'json')), False),
@@ -115,6 +119,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--summarizer': ('summarizer', 'value', ('text',), False),
             '--summary-model': ('summary_model', 'value', ('text',), False),
             '--base-url': ('base_url', 'value', ('text',), False),
@@ -162,6 +167,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--ttl': ('ttl', 'value', ('text',), False),
             '--strategy': ('strategy', 'value', ('choice', ('system_and_3', 'none')), False),
             '--native-anthropic': ('native', 'set', True),
@@ -191,6 +197,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--usage-format': ('usage_format', 'value', ('choice', ('anthropic', 'openai', 'codex')), False),
             '--provider': ('usage_format__provider', 'value', ('choice', ('anthropic', 'openai', 'codex')), False),
             '--model': ('model', 'value', ('text',), False),
@@ -213,6 +220,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--dir': ('directory', 'value', ('path', False, True, False, True, False, False, False), False),
             '--result-threshold': ('thresholds', 'value', ('text',), True),
             '--threshold': ('thresholds__threshold', 'value', ('text',), True),
@@ -276,6 +284,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
