@@ -406,7 +406,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                     result, rep = fn(doc.data)
                     if emit:  # (what the stage's own send path changed is said with the rest)
                         wire: dict = dict(rep.get("wire") or {}) if isinstance(rep, dict) else {}
-                        result = write_back(env, doc, result, target, wire)
+                        if not (isinstance(rep, dict) and rep.get("as_is")):  # (spill --restore's original)
+                            result = write_back(env, doc, result, target, wire)
                         if wire:
                             rep = {**rep, "wire": wire}
                         data = jsonio.dumps(result, pretty=pretty)

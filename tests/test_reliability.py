@@ -566,3 +566,52 @@ def test_max_input_size_and_input_max_bytes_set_the_cap(tmp_path):
     assert by_config.returncode == 3 and b"4 KiB" in by_config.stderr
     assert _cli("prune", "--max-input-size", "lots", str(path)).returncode == 2
     assert _cli("config", "check", str(config)).returncode == 0
+
+
+# --- issue 31: spill then spill --restore is the original, byte for byte --------------------
+
+def _send_path_changes_these() -> bytes:
+    """Lines the send path changes as they are written: a stray tool result (no call names it),
+    two assistant turns in a row, one with a result big enough to spill, one with none."""
+    big = "row of output\n" * 2000
+    call = {"id": "call_a", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    docs = [
+        {"messages": [{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "ghost", "content": "stray"},
+                      {"role": "assistant", "content": "done"}]},
+        [{"role": "user", "content": "go"}, {"role": "assistant", "content": "first"},
+         {"role": "assistant", "content": None, "tool_calls": [call]},
+         {"role": "tool", "tool_call_id": "call_a", "content": big}, {"role": "assistant", "content": "ok"}],
+        [{"role": "user", "content": "plain"}, {"role": "assistant", "content": "nothing to change"}],
+    ]
+    return b"".join(json.dumps(d, separators=(",", ":")).encode() + b"\n" for d in docs)
+
+
+def test_spill_then_restore_gives_back_what_the_send_path_changed(tmp_path):
+    original = _send_path_changes_these()
+    directory = str(tmp_path / "spill")
+    report = tmp_path / "r.jsonl"
+    spilled = _cli("-q", "spill", "--dir", directory, "--threshold", "1000", "--report", str(report), stdin=original)
+    assert spilled.returncode == 0 and spilled.stderr == b""
+    assert spilled.stdout != original  # the stray result went, the turns were merged
+    reports = [json.loads(line) for line in report.read_text().splitlines()]
+    assert reports[0]["send_path"] == {"stray tool results dropped": 1}  # counted, -q or not
+    assert reports[1]["send_path"] == {"consecutive assistant messages merged": 1} and reports[1]["spilled"] == 1
+    assert "send_path" not in reports[2]
+    held, lost = _restored(directory, spilled.stdout, original)
+    _figures("spill | spill --restore where the send path changed lines", 3, held, lost)
+    assert lost == 0
+    strict = _cli("spill", "--strict", "--dir", directory, stdin=original)
+    assert strict.returncode == 3 and b"line 1: the send path would change" in strict.stderr
+
+
+def test_spill_then_restore_of_a_generated_batch_is_byte_identical(tmp_path):
+    batch = tmp_path / "batch.jsonl"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen.py"), "--size-mb", "8", "--seed", "31",
+                    "--out", str(batch)], check=True, capture_output=True, timeout=120)
+    original = batch.read_bytes()
+    directory = str(tmp_path / "spill")
+    spilled = _cli("-q", "spill", "--dir", directory, str(batch), timeout=120)
+    assert spilled.returncode == 0, spilled.stderr
+    held, lost = _restored(directory, spilled.stdout, original)
+    _figures("bench batch 8 MB: spill | spill --restore", held + lost, held, lost)
+    assert lost == 0

@@ -227,6 +227,7 @@ COMMANDS = {
             '--turn-budget': ('turn_budget', 'value', ('int', 1, None), False),
             '--restore': ('restore', 'set', True),
             '--dry-run': ('dry_run', 'set', True),
+            '--strict': ('strict', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
@@ -245,7 +246,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, False, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'directory': None, 'thresholds': (), 'thresholds__threshold': (), 'turn_budget': None, 'restore': False, 'dry_run': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'directory': None, 'thresholds': (), 'thresholds__threshold': (), 'turn_budget': None, 'restore': False, 'dry_run': False, 'strict': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'trajectory': {

@@ -65,7 +65,7 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --max-input-size --dir --result-threshold --turn-budget --restore --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --dir --result-threshold --turn-budget --restore --dry-run --strict --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
     "trajectory")
         case "$prev" in
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;

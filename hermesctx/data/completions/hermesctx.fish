@@ -197,6 +197,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l result-threshold
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l turn-budget -r -d 'Characters all results of one turn may take (default 200,000, scaled to the mode'
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l restore -d 'Reverse: put spilled results back from their files (only a file whose sha256 DIR'
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l dry-run -d 'Report what would be spilled; write no file, output the input.'
+complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l strict -d 'Refuse (exit 3) a transcript the send path would change (a stray tool result dro'
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l include-sidechains -d 'Claude Code logs: insert each subagent\'s transcript after the result of the Task'
 complete -c hermesctx -n '__fish_seen_subcommand_from spill' -l all-segments -d 'Session logs: keep what came before compaction boundaries too.'
