@@ -615,3 +615,50 @@ def test_spill_then_restore_of_a_generated_batch_is_byte_identical(tmp_path):
     held, lost = _restored(directory, spilled.stdout, original)
     _figures("bench batch 8 MB: spill | spill --restore", held + lost, held, lost)
     assert lost == 0
+
+
+# --- issue 31: plugins inside the boundary ---------------------------------------------------
+
+SESSION = os.path.join(ROOT, "examples", "coding-session.json")
+
+
+def _with_plugin(plugin_dir, *args, env=None, timeout=60):
+    return _cli(*args, env={"PYTHONPATH": str(plugin_dir), **(env or {})}, timeout=timeout)
+
+
+def test_an_engine_that_calls_sys_exit_is_exit_4_naming_it(plugin_dir):
+    result = _with_plugin(plugin_dir, "compress", SESSION, env={"HERMESCTX_CONTEXT_ENGINE": "exits"})
+    assert result.returncode == 4 and result.stdout == b""
+    assert result.stderr.decode() == ("hermesctx: error: engine plugin 'exits' (hermesctx-demo-plugin 0.1.0) "
+                                      "failed: it called sys.exit(0)\n")
+
+
+def test_a_hanging_engine_is_stopped_by_the_timeout(plugin_dir):
+    start = time.monotonic()
+    result = _with_plugin(plugin_dir, "compress", "--timeout", "2", SESSION, env={"HERMESCTX_CONTEXT_ENGINE": "hangs"})
+    seconds = time.monotonic() - start
+    assert result.returncode == 4 and result.stdout == b""
+    assert b"engine plugin 'hangs' (hermesctx-demo-plugin 0.1.0) did not finish within 2 s" in result.stderr
+    assert seconds < 20
+
+
+@pytest.mark.parametrize("name", ["hangs", "exits"])
+def test_a_plugin_summarizer_that_hangs_or_exits_is_inside_the_deadline(plugin_dir, name):
+    args = ["compress", "--protect-last-n", "4", "--tail-tokens", "200", "--summarizer", name, "--timeout", "2"]
+    start = time.monotonic()
+    fell_back = _with_plugin(plugin_dir, *args, SESSION)
+    assert time.monotonic() - start < 20
+    assert fell_back.returncode == 0, fell_back.stderr  # the extractive summarizer stood in, said so
+    assert f"summarizer plugin '{name}'".encode() in fell_back.stderr and b"[CONTEXT COMPACTION" in fell_back.stdout
+    refused = _with_plugin(plugin_dir, *args, "--no-fallback", SESSION)
+    assert refused.returncode == 4 and refused.stdout == b"" and refused.stderr.count(b"\n") == 1
+    assert f"summarizer plugin '{name}'".encode() in refused.stderr
+
+
+def test_a_plugin_error_quoting_a_key_is_printed_masked(plugin_dir, tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("context:\n  engine: leaky\n")
+    for result in (_with_plugin(plugin_dir, "config", "check", str(config)),
+                   _with_plugin(plugin_dir, "compress", "--config", str(config), SESSION)):
+        assert b"engine plugin 'leaky'" in result.stderr and result.returncode in (1, 4)
+        assert b"sk-proj-demo0123456789" not in result.stderr
