@@ -96,6 +96,22 @@ def timestamp(value: str, *, end: bool = False) -> str:
     return when.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sql_text(value: Any) -> Any:
+    """``value`` as SQLite can take it: a string holding a lone UTF-16 surrogate (which JSON
+    text may carry, and UTF-8 cannot) has it written as JSON writes it (``\\ud800``); anything
+    else is itself. The messages themselves are stored as their JSON bytes, byte for byte."""
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    return value
+
+
 # --- what a message says ---------------------------------------------------------------------
 
 def _strings(value: Any, out: list) -> None:
@@ -423,16 +439,17 @@ class Store:
                 indexed = self._has_fts()
                 if con.execute("SELECT 1 FROM spans WHERE id = ?", (span,)).fetchone():
                     if source:  # a migrated archive the store already held as a compaction
-                        con.execute("UPDATE spans SET source = COALESCE(source, ?) WHERE id = ?", (source, span))
+                        con.execute("UPDATE spans SET source = COALESCE(source, ?) WHERE id = ?", (sql_text(source), span))
                     return span
                 if parent is not None and not con.execute("SELECT 1 FROM spans WHERE id = ?", (parent,)).fetchone():
                     parent = None
                 cur = con.execute(
                     'INSERT INTO spans (id, session, parent, created, messages, compressed, start, "end", summary, '
                     "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (span, session, parent, created, len(blobs), compressed, start, end, summary, source))
+                    (span, sql_text(session), parent, created, len(blobs), compressed, start, end,
+                     sql_text(summary), sql_text(source)))
                 if indexed and summary:
-                    con.execute("INSERT INTO fts (body, kind, ref) VALUES (?, 's', ?)", (summary, cur.lastrowid))
+                    con.execute("INSERT INTO fts (body, kind, ref) VALUES (?, 's', ?)", (sql_text(summary), cur.lastrowid))
                 for position, (msg, blob) in enumerate(zip(messages, blobs)):
                     key = hashlib.sha256(blob).hexdigest()
                     con.execute("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", (key, blob))
@@ -442,7 +459,8 @@ class Store:
                     cur = con.execute(
                         "INSERT OR IGNORE INTO texts (session, hash, span, position, role, tool, created, body) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (session, key, span, position, role, tools[position], created, message_text(msg)))
+                        (sql_text(session), key, span, position, sql_text(role), sql_text(tools[position]), created,
+                         sql_text(message_text(msg))))
                     if cur.rowcount and indexed:
                         con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts "
                                     "WHERE rowid = ?", (cur.lastrowid,))
@@ -567,6 +585,6 @@ class Store:
 
     def _read(self, sql: str, args: tuple = ()) -> list:
         try:
-            return self.con.execute(sql, args).fetchall()
+            return self.con.execute(sql, tuple(sql_text(a) for a in args)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise FileIOError(f"cannot read archive store {self.path}: {exc}") from None

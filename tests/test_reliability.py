@@ -662,3 +662,27 @@ def test_a_plugin_error_quoting_a_key_is_printed_masked(plugin_dir, tmp_path):
                    _with_plugin(plugin_dir, "compress", "--config", str(config), SESSION)):
         assert b"engine plugin 'leaky'" in result.stderr and result.returncode in (1, 4)
         assert b"sk-proj-demo0123456789" not in result.stderr
+
+
+# --- issue 31: the store takes what the readers take -----------------------------------------
+
+def _surrogate_session(n: int = 30) -> bytes:
+    messages = [{"role": "system", "content": "sys"}]
+    for i in range(n):
+        messages += [{"role": "user", "content": f"question {i} \ud800 lone " + "x" * 400},
+                     {"role": "assistant", "content": f"answer {i} \udfff " + "y" * 400}]
+    return json.dumps(messages).encode()  # (ensure_ascii: the surrogates as \ud800 escapes)
+
+
+def test_the_store_takes_lone_surrogates_and_gives_them_back_byte_for_byte(tmp_path, cli):
+    raw = _surrogate_session()
+    store = str(tmp_path / "a.sqlite")
+    done = cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"], raw)
+    assert done.status == 0, done.stderr
+    hits = cli(["recall", "--archive", store, "question 3"])
+    assert hits.status == 0, hits.stderr
+    (hit,) = [h for h in hits.json if h["kind"] == "message"]
+    assert "\\ud800" in hit["snippet"]
+    back = cli(["recall", "--archive", store, "--expand", hit["span"]])
+    assert back.status == 0 and back.json == json.loads(raw)
+    assert cli(["recall", "--archive", store, "lone \udc80"]).status in (0, 1)  # (argv's undecodable bytes)
