@@ -40,6 +40,7 @@ _BOM = b"\xef\xbb\xbf"
 SMALL_BYTES = 1 << 20
 _small_left = SMALL_BYTES  # what the small codec may still handle in this process
 _orjson: Any = None  # the module, once imported
+READ_DEPTH = 1024  # the deepest nesting orjson reads (and so the readers here): the writers too
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
 # a float (:func:`_rounded` looks for one)
 _LONG_DIGITS = lazyre.compile(rb"\d{19}")
@@ -128,10 +129,19 @@ def loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _smalljson.parse(raw.decode("utf-8"))
+            return _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except Exception:  # noqa: BLE001 - the full path decides, and words the error
             pass
     return _loads(raw)
+
+
+def _within_depth(value: Any, raw: bytes) -> Any:
+    """``value``, parsed from ``raw`` by the stdlib's scanner, unless it nests deeper than
+    orjson reads (:data:`READ_DEPTH`; the command line's stack would let the scanner go
+    further): every reader here has one limit. Walked only when ``raw`` has that many brackets."""
+    if raw.count(b"[") + raw.count(b"{") > READ_DEPTH and _deeper_than(value, READ_DEPTH):
+        raise InputError("not JSON we can read: nesting too deep")
+    return value
 
 
 def try_loads(raw: bytes | str) -> Any:
@@ -142,7 +152,7 @@ def try_loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _smalljson.parse(raw.decode("utf-8"))
+            return _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except (RecursionError, MemoryError):
             pass
         except Exception:  # noqa: BLE001 - not one JSON value
@@ -170,8 +180,8 @@ def _loads(raw: bytes) -> Any:
     import json
 
     try:
-        return json.loads(text, parse_constant=_smalljson.refuse_constant,
-                          parse_float=_smalljson.finite_float)
+        return _within_depth(json.loads(text, parse_constant=_smalljson.refuse_constant,
+                                        parse_float=_smalljson.finite_float), raw)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise InputError("empty input", hint="expected a JSON document") from None
@@ -281,11 +291,41 @@ def _dumps(value: Any, pretty: bool) -> bytes:
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         # Big integers or lone surrogates: the stdlib writes them, and a lone surrogate
         # becomes its JSON escape (\udXXX) so the bytes stay valid UTF-8.
+        # Deeper than orjson writes (254 levels): the stdlib, given the stack the readers' limit
+        # (1,024 levels) needs; deeper than that was never read, and is refused (exit 3).
         import json
 
-        text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
-                          separators=None if pretty else (",", ":"))
+        if _deeper_than(value, READ_DEPTH):
+            raise InputError(f"nesting too deep to write (more than {READ_DEPTH:,} levels, "
+                             "what a JSON reader here takes)")
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, READ_DEPTH * 3 + 200))
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
+                              separators=None if pretty else (",", ":"))
+        except RecursionError:
+            raise InputError(f"nesting too deep to write (more than {READ_DEPTH:,} levels, "
+                             "what a JSON reader here takes)") from None
+        finally:
+            sys.setrecursionlimit(limit)
         return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def _deeper_than(value: Any, depth: int) -> bool:
+    """Whether ``value`` nests containers more than ``depth`` levels deep (iterative)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if type(item) is dict:
+            children = item.values()
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        if level > depth:
+            return True
+        stack.extend((child, level + 1) for child in children if type(child) in (dict, list))
+    return False
 
 
 dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without importing json

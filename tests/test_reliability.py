@@ -686,3 +686,37 @@ def test_the_store_takes_lone_surrogates_and_gives_them_back_byte_for_byte(tmp_p
     back = cli(["recall", "--archive", store, "--expand", hit["span"]])
     assert back.status == 0 and back.json == json.loads(raw)
     assert cli(["recall", "--archive", store, "lone \udc80"]).status in (0, 1)  # (argv's undecodable bytes)
+
+
+# --- issue 31: depth up to the readers' limit is written, past it refused ------------------
+
+def _deep(depth: int) -> bytes:
+    """A transcript whose messages nest ``depth`` levels deep (its list and message: 2 more)."""
+    return (b'[{"role":"user","content":"hi","x":' + b"[" * depth + b"]" * depth + b'},'
+            b'{"role":"assistant","content":"ok","y":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}]")
+
+
+@pytest.mark.parametrize("depth", [985, 1000, 1020, 1022, 1030])
+@pytest.mark.parametrize("command", [["prune"], ["sanitize"], ["estimate"], ["compress"], ["cache-mark"],
+                                     ["validate"], ["convert", "--to", "anthropic"], ["trajectory"], ["run"]])
+def test_deep_nesting_is_written_or_refused_never_a_crash(cli, depth, command):
+    for raw, levels in ((_deep(depth), depth + 2), (_deep(depth).replace(b"[{", b'{"messages":[{', 1) + b"}", depth + 3)):
+        result = cli(command, raw)
+        assert result.status in (0, 1, 3), result.stderr  # (validate: 1 for a finding)
+        assert (result.status == 3) == (levels > 1024), result.stderr  # the readers' limit: 1,024 levels
+        if result.status == 3:
+            assert "nesting too deep" in result.stderr
+        elif command[0] not in ("estimate", "validate"):
+            assert result.stdout.strip()
+
+
+def test_the_writer_refuses_what_no_reader_here_takes():
+    from hermesctx import jsonio
+    from hermesctx.errors import InputError
+
+    value: list = []
+    for _ in range(1023):
+        value = [value]
+    assert jsonio.loads(jsonio.dumps(value)) == value  # 1,024 levels: written, and read back
+    with pytest.raises(InputError, match="nesting too deep to write"):
+        jsonio.dumps([value])
