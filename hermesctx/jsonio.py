@@ -297,7 +297,7 @@ def _dumps(value: Any, pretty: bool) -> bytes:
 
         if _deeper_than(value, READ_DEPTH):
             raise InputError(f"nesting too deep to write (more than {READ_DEPTH:,} levels, "
-                             "what a JSON reader here takes)")
+                             "what a JSON reader here takes)") from None
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, READ_DEPTH * 3 + 200))
         try:
