@@ -33,7 +33,7 @@ import stat
 from typing import Any
 
 from hermesctx import jsonio
-from hermesctx.errors import FileIOError, InputError
+from hermesctx.errors import FileIOError, InputError, UsageError
 from hermesctx.messages import call_id
 
 SCHEMA_VERSION = 1
@@ -227,9 +227,22 @@ def span_id(session: str, messages: list, blobs: list | None = None) -> str:
 
 # --- queries ---------------------------------------------------------------------------------
 
+MAX_QUERY_CHARS = 1000  # a query longer than this is a usage error (exit 2), as the agent tool's
+MAX_QUERY_WORDS = 32  # every word is a phrase to match: their number bounds the work of a search
+MAX_QUERY_TOKENS = 256  # letters-and-digits runs, over all words
+MAX_LIMIT = 1000  # hits at most, on the command line (recall --limit)
+
+
 def query_words(query: str) -> list:
-    """The words of a query, each as its tokens (lower case); every word must match, as a phrase."""
+    """The words of a query, each as its tokens (lower case); every word must match, as a phrase.
+    A query past :data:`MAX_QUERY_CHARS`, :data:`MAX_QUERY_WORDS` or :data:`MAX_QUERY_TOKENS`
+    is a :class:`UsageError` (checked first, in time linear in the query)."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,}")
     words = [toks for toks in ([t.lower() for t in _TOKEN.findall(w)] for w in query.split()) if toks]
+    if len(words) > MAX_QUERY_WORDS or sum(map(len, words)) > MAX_QUERY_TOKENS:
+        raise UsageError(f"the query has {len(words)} words ({sum(map(len, words))} terms); at most "
+                         f"{MAX_QUERY_WORDS} words and {MAX_QUERY_TOKENS} terms")
     if not words:
         raise InputError(f"the query {query!r} has no word to search for (letters or digits)")
     return words
@@ -535,6 +548,9 @@ class Store:
         ``{"span", "kind": "message" | "summary", "session", "position", "role", "tool", "created",
         "score", "snippet"}`` (snippet: the text around the terms, redacted)."""
         words = query_words(query)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise UsageError("the limit must be a whole number")
+        limit = max(0, min(limit, 1 << 62))  # (what SQLite's integers hold; the command line: MAX_LIMIT)
         since = timestamp(since) if since else None
         until = timestamp(until, end=True) if until else None
         msg_where, msg_args = ["1"], []

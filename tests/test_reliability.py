@@ -720,3 +720,45 @@ def test_the_writer_refuses_what_no_reader_here_takes():
     assert jsonio.loads(jsonio.dumps(value)) == value  # 1,024 levels: written, and read back
     with pytest.raises(InputError, match="nesting too deep to write"):
         jsonio.dumps([value])
+
+
+# --- issue 31: recall bounds its query and its limit; migrate goes past what is no archive ---
+
+@pytest.fixture
+def small_store(tmp_path, cli):
+    store = str(tmp_path / "a.sqlite")
+    assert cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"],
+               _surrogate_session()).status == 0
+    return store
+
+
+def test_recall_refuses_a_query_past_its_bounds_at_once(cli, small_store):
+    for query in ("x" * 105_000, " ".join(f"w{i}" for i in range(33)), " ".join("a.b.c.d.e.f.g.h.i" for _ in range(30))):
+        start = time.monotonic()
+        result = cli(["recall", "--archive", small_store, query])
+        assert result.status == 2 and "at most" in result.stderr, result.stderr
+        assert time.monotonic() - start < 2
+    widest = " ".join(f"question{i}/{'y' * 20}" for i in range(32))[:1000]
+    start = time.monotonic()
+    assert cli(["recall", "--archive", small_store, widest]).status == 1  # no hit, as grep
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("limit", ["99999999999999999999", "1001", "0"])
+def test_recall_limit_out_of_range_is_a_usage_error(cli, small_store, limit):
+    result = cli(["recall", "--archive", small_store, "--limit", limit, "question"])
+    assert result.status == 2 and "--limit" in result.stderr
+
+
+def test_recall_migrate_goes_past_a_directory_named_like_an_archive(cli, tmp_path):
+    import hashlib
+
+    archives = tmp_path / "archive"
+    archives.mkdir()
+    (archives / ("0" * 32 + ".jsonl")).mkdir()
+    data = b'{"role":"user","content":"kept in a real archive"}\n'
+    (archives / (hashlib.sha256(data).hexdigest()[:32] + ".jsonl")).write_bytes(data)
+    result = cli(["recall", "--migrate", str(archives), "--archive", str(tmp_path / "m.sqlite")])
+    assert result.status == 0, result.stderr
+    assert result.json["imported"] == 1 and len(result.json["refused"]) == 1
+    assert "not a regular file" in result.json["refused"][0]

@@ -5,6 +5,8 @@ import click
 from hermesctx.cli.runner import get_context
 from hermesctx.exit import EXIT_STATUS_HELP
 
+MAX_LIMIT = 1000  # (hermesctx.store.MAX_LIMIT: the store is not imported to declare the command)
+
 
 @click.command(epilog=EXIT_STATUS_HELP + " recall: 0 hits found, 1 no hit (as grep).")
 @click.argument("query", required=False)
@@ -15,7 +17,8 @@ from hermesctx.exit import EXIT_STATUS_HELP
 @click.option("--tool", help="Only tool calls and results of this tool.")
 @click.option("--since", metavar="TIME", help="Only spans archived at or after TIME (ISO 8601, UTC if no zone).")
 @click.option("--until", metavar="TIME", help="Only spans archived at or before TIME (a date: the whole day).")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Hits at most.")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_LIMIT), default=20, show_default=True,
+              help="Hits at most (up to 1,000).")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]),
               help="Hits as a JSON array or a table (default: a table on a terminal, JSON when piped).")
 @click.option("--expand", metavar="SPAN", help="Print the messages of SPAN (the transcript its compaction "
@@ -31,7 +34,7 @@ def command(config_path, **params):
     """Search the archive store: every message a compaction replaced, and its summaries.
 
     A query is words, each matched whole (a path or an error line is a phrase of its words);
-    every word must occur. Hits are ranked by BM25 (a plain scan without FTS5) and name the
+    every word must occur; at most 1,000 characters, 32 words and 256 terms (exit 2 past them). Hits are ranked by BM25 (a plain scan without FTS5) and name the
     span to pass to --expand. Snippets are redacted; --expand prints messages verbatim.
 
     \b

@@ -275,7 +275,7 @@ complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l role -r -d 'Onl
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l tool -r -d 'Only tool calls and results of this tool.'
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l since -r -d 'Only spans archived at or after TIME (ISO 8601, UTC if no zone).'
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l until -r -d 'Only spans archived at or before TIME (a date: the whole day).'
-complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l limit -r -d 'Hits at most.'
+complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l limit -r -d 'Hits at most (up to 1,000).'
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l format -r -a 'json table' -d 'Hits as a JSON array or a table (default: a table on a terminal, JSON when piped'
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l expand -r -d 'Print the messages of SPAN (the transcript its compaction replaced) as a JSON ar'
 complete -c hermesctx -n '__fish_seen_subcommand_from recall' -l migrate -r -d 'Import the <hash>.jsonl archives of DIR into the store (idempotent).'
