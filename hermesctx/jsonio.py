@@ -129,10 +129,40 @@ def loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
+            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except Exception:  # noqa: BLE001 - the full path decides, and words the error
             pass
-    return _loads(raw)
+        else:
+            return _unique_keys(value, raw, small=True)
+    return _unique_keys(_loads(raw), raw)
+
+
+def _unique_keys(value: Any, raw: bytes, *, small: bool = False) -> Any:
+    """``value``, unless an object of ``raw`` names a key twice: readers disagree on which value
+    wins (orjson, Python: the last; others: the first), so strict input refuses it (exit 3);
+    ``--lenient`` takes the last, as Hermes does. Cheap when ``raw`` is written as we write
+    (compact JSON Lines): written again, the value gives the same bytes, so no key was lost;
+    otherwise the text is scanned for the key."""
+    if type(value) is not dict and type(value) is not list:
+        return value
+    from hermesctx.messages import is_lenient
+
+    if is_lenient():
+        return value
+    try:
+        again = _smalljson.dumps(value) if small else _orjson_module().dumps(value, option=_orjson.OPT_APPEND_NEWLINE)
+    except Exception:  # noqa: BLE001 - (what orjson cannot write: the scan decides)
+        again = None
+    if again is not None and (again == raw or (raw[-1:] != b"\n" and again[:-1] == raw)):
+        return value
+    if b":" not in raw:
+        return value
+    key = _smalljson.duplicate_key(raw.decode("utf-8", "surrogatepass"))
+    if key is not None:
+        shown = key if len(key) <= 40 else key[:39] + "…"
+        raise InputError(f"an object names the key {shown!r} twice (JSON readers disagree on which "
+                         "value wins)", hint="--lenient takes the last, as Hermes does")
+    return value
 
 
 def _within_depth(value: Any, raw: bytes) -> Any:
@@ -152,15 +182,18 @@ def try_loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
+            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except (RecursionError, MemoryError):
             pass
         except Exception:  # noqa: BLE001 - not one JSON value
             return INVALID
+        else:
+            return _unique_keys(value, raw, small=True)  # (one JSON value: a key twice is an error)
     try:
-        return _loads(raw)
+        value = _loads(raw)
     except InputError:
         return INVALID
+    return _unique_keys(value, raw)
 
 
 def _loads(raw: bytes) -> Any:

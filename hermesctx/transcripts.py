@@ -527,7 +527,10 @@ def raw_lines(env, path, jsonl, log_check=False):
         head, first = jsonio.first_line(stream)
         line_no = len(head)
         if jsonl is None or log_check:
-            value = jsonio.try_loads(first)
+            try:
+                value = jsonio.try_loads(first)
+            except HermesctxError as err:  # (one JSON value, refused: a key twice)
+                raise err.located(f"line {line_no}") from None
             if value is jsonio.INVALID:
                 if jsonl is None:
                     yield None  # not JSON Lines: the whole input is one document
@@ -658,6 +661,8 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
     """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
     summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
     ``sanitize --check``."""
+    from hermesctx.redact import redact  # (a problem quotes values of the input: a key in a role too)
+
     counted = shown = transcripts = bad = 0
     uncounted: dict[str, int] = {}
     for doc, found in located(docs, lambda doc: checker(doc.data, doc_target(doc, target), doc.line)):
@@ -679,10 +684,11 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
             if as_json:
                 row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
                        "counted": problem.counted}
+                row["message"] = redact(row["message"]) if isinstance(row.get("message"), str) else row.get("message")
                 env.stdout.write(jsonio.dumps(row))
             else:
                 tag = "" if problem.severity == "reject" else f" ({problem.severity})"
-                env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")
+                env.stderr.write(redact(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}") + "\n")
         bad += any_counted
     if as_json:
         env.stdout.flush()

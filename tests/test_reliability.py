@@ -762,3 +762,50 @@ def test_recall_migrate_goes_past_a_directory_named_like_an_archive(cli, tmp_pat
     assert result.status == 0, result.stderr
     assert result.json["imported"] == 1 and len(result.json["refused"]) == 1
     assert "not a regular file" in result.json["refused"][0]
+
+
+# --- issue 31: what no API accepts is refused, naming the line (--lenient: as Hermes) ---------
+
+ODD_SHAPES = {
+    "content 5": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":5}]\n',
+    "content {}": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":{}}]\n',
+    "tool_calls abc": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":"q"},'
+                      b'{"role":"assistant","content":"x","tool_calls":"abc"}]\n',
+    "duplicate key": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":"a","content":"b"}]\n',
+    "duplicate key, spaced": b'[{"role": "user", "content": "hi"}]\n[{"role": "user", "x": {"k": 1, "k": 2}, "content": "a"}]\n',
+}
+SHAPE_COMMANDS = [["prune"], ["sanitize"], ["compress"], ["cache-mark"], ["spill", "--dir", "SPILL"],
+                  ["convert", "--to", "anthropic"], ["convert", "--to", "sharegpt"], ["run"], ["estimate"]]
+
+
+@pytest.mark.parametrize("shape", sorted(ODD_SHAPES))
+@pytest.mark.parametrize("command", SHAPE_COMMANDS, ids=lambda c: c[0] + ("-" + c[-1] if len(c) > 1 else ""))
+def test_odd_shapes_are_refused_naming_the_line(cli, tmp_path, shape, command):
+    command = [str(tmp_path / "spill") if arg == "SPILL" else arg for arg in command]
+    result = cli(command, ODD_SHAPES[shape])
+    assert result.status == 3, (result.status, result.stderr)
+    assert "line 2: " in result.stderr and result.stderr.count("hermesctx: error") == 1
+
+
+@pytest.mark.parametrize("shape", ["content 5", "duplicate key"])
+def test_lenient_reads_odd_shapes_as_hermes_does(cli, shape):
+    result = cli(["sanitize", "--lenient"], ODD_SHAPES[shape])
+    assert result.status == 0, result.stderr
+    if shape == "duplicate key":
+        assert result.lines[1][0]["content"] == "b"  # the last wins, as in Hermes
+
+
+def test_validate_refuses_a_duplicate_key_and_masks_what_it_quotes(cli):
+    assert cli(["validate"], ODD_SHAPES["duplicate key"]).status == 3
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    doc = json.dumps([{"role": secret, "content": "x"}])
+    for args in (["validate", "--lenient"], ["validate", "--lenient", "--format", "json"]):
+        result = cli(args, doc)
+        assert result.status == 1 and "Invalid value" in result.stderr + result.stdout.decode()
+        assert secret not in result.stderr and secret.encode() not in result.stdout
+
+
+def test_convert_to_sharegpt_refuses_messages_that_are_no_list(cli):
+    result = cli(["convert", "--to", "sharegpt"], b'{"messages":"hello"}\n')
+    assert result.status == 3 and result.stdout == b""
+    assert "line 1: messages: expected an array, got a string" in result.stderr
