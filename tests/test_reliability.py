@@ -809,3 +809,17 @@ def test_convert_to_sharegpt_refuses_messages_that_are_no_list(cli):
     result = cli(["convert", "--to", "sharegpt"], b'{"messages":"hello"}\n')
     assert result.status == 3 and result.stdout == b""
     assert "line 1: messages: expected an array, got a string" in result.stderr
+
+
+# --- issue 31: config check reads JSON with the JSON parser ---------------------------------
+
+def test_config_check_of_a_40_mb_json_file_is_fast(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"compression": {"threshold": 0.5}, "toolsets": {"big": ["x" * 100] * 400_000}}))
+    start = time.monotonic()
+    result = _cli("config", "check", str(path), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - start < 15  # (the YAML parser: minutes)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"compression": {"threshold": 7}}')
+    assert _cli("config", "check", str(bad)).returncode == 1
