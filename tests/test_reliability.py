@@ -823,3 +823,62 @@ def test_config_check_of_a_40_mb_json_file_is_fast(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"compression": {"threshold": 7}}')
     assert _cli("config", "check", str(bad)).returncode == 1
+
+
+# --- issue 31: the redactor learns prose passwords and GCP key ids -----------------------------
+
+PROSE_SECRETS = [
+    ("the password is hunter2", "hunter2"),
+    ("The root password for the db server is S3cr3t-99.", "S3cr3t-99"),
+    ("Your password has been set to P@ssw0rd2024", "P@ssw0rd2024"),
+    ("the passphrase was `correct horse`", "correct horse"),
+    ("my password was Tr0ub4dor&3!", "Tr0ub4dor&3"),
+    ("password is 1234", "1234"),
+    ('"private_key_id": "0123456789abcdef0123456789abcdef01234567",', "0123456789abcdef0123456789abcdef01234567"),
+    ("private_key_id: 0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"),
+]
+PROSE_BENIGN = [
+    "the password is incorrect", "The password is required.", "password is too short",
+    "the password is ${DB_PASSWORD}", "the password is set in the vault", "the password is a secret",
+    "password was reset by admin", "the password is 8 characters long", "Passing the test: the pass is in line 3.",
+    "the password field is validated on submit", "private_key_id is the id of the key (see docs)",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PROSE_SECRETS)
+def test_prose_passwords_and_key_ids_are_masked(text, secret):
+    from hermesctx.redact import redact
+
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", PROSE_BENIGN)
+def test_ordinary_prose_about_passwords_is_left_alone(text):
+    from hermesctx.redact import redact
+
+    assert redact(text) == text
+
+
+def test_a_prose_password_reaches_no_spill_preview_or_recall_snippet(cli, tmp_path):
+    secret = "Zq8-mellon-42"
+    result = "line\n" * 50 + f"the password is {secret} for the staging db\n" + "row\n" * 40_000
+    doc = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "call_1", "content": result}]
+    spilled = cli(["spill", "--dir", str(tmp_path / "spill"), "--threshold", "1000"], doc)
+    assert spilled.status == 0 and "persisted-output" in spilled.stdout.decode()
+    assert secret not in spilled.stdout.decode()
+    messages = [{"role": "system", "content": "sys"}]
+    for i in range(20):
+        messages += [{"role": "user", "content": f"step {i}: the password is {secret} " + "x" * 300},
+                     {"role": "assistant", "content": f"ok {i} " + "y" * 300}]
+    store = str(tmp_path / "a.sqlite")
+    compressed = cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"], messages)
+    assert compressed.status == 0
+    summaries = [m["content"] for m in compressed.json if is_summary_content(m.get("content"))]
+    assert summaries and all(secret not in text for text in summaries)  # (the kept tail is verbatim)
+    hits = cli(["recall", "--archive", store, "staging password step"])
+    assert secret not in hits.stdout.decode()
+    hits = cli(["recall", "--archive", store, "password"])
+    assert hits.status == 0 and secret not in hits.stdout.decode()
