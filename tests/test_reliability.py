@@ -882,3 +882,111 @@ def test_a_prose_password_reaches_no_spill_preview_or_recall_snippet(cli, tmp_pa
     assert secret not in hits.stdout.decode()
     hits = cli(["recall", "--archive", store, "password"])
     assert hits.status == 0 and secret not in hits.stdout.decode()
+
+
+# --- issue 31: a bounded archive ------------------------------------------------------------
+
+def _session(count: int = 2000) -> list:
+    from tests.transcripts import TranscriptGen
+
+    messages = [{"role": "system", "content": "You are Hermes, a coding agent."}]
+    seed = 0
+    while len(messages) < count:
+        messages += [m for m in TranscriptGen(seed).transcript(8)
+                     if m.get("role") in ("user", "assistant", "tool") and isinstance(m.get("content"), (str, type(None)))]
+        seed += 1
+    return messages[:count]
+
+
+def test_ten_compactions_of_one_session_cost_about_one_copy(tmp_path):
+    """Compaction k compacts the session's first 200k messages (the session as it grows), all
+    into one store: it holds each message once, so ten cost <= 1.3x the input of the last."""
+    from hermesctx.store import Store
+
+    messages = _session()
+    path = str(tmp_path / "a.sqlite")
+    spans = []
+    for k in range(1, 11):
+        doc = json.dumps(messages[:200 * k], separators=(",", ":")).encode()
+        result = _cli("-q", "compress", "--lenient", "--archive", path, "--protect-last-n", "20", stdin=doc, timeout=120)
+        assert result.returncode == 0, result.stderr
+        spans.append(json.loads(result.stdout))
+    with Store.open(path) as store:
+        store.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        stats = store.stats()
+        listed = store.spans()
+        assert [json.loads(b) for b in store.expand_bytes(listed[-1]["span"])] == messages  # byte for byte
+        assert [json.loads(b) for b in store.expand_bytes(listed[3]["span"])] == messages[:800]
+    ratio = stats["bytes"] / len(doc)
+    print(f"\nten compactions of a 2,000-message session: input {len(doc):,} bytes, store {stats['bytes']:,} "
+          f"bytes = {ratio:.2f}x; {stats['messages']:,} messages stored as {stats['unique_messages']:,}")
+    assert stats["spans"] == 10 and stats["unique_messages"] <= 2000
+    assert ratio <= 1.3
+    stats_line = _cli("recall", "--stats", "--archive", path)
+    assert stats_line.returncode == 0 and json.loads(stats_line.stdout)["spans"] == 10
+
+
+def test_prune_before_and_keep_sessions_then_vacuum(tmp_path, cli):
+    path = str(tmp_path / "a.sqlite")
+    from hermesctx.store import Store
+
+    session = _session(300)
+    with Store.open(path) as store:
+        first = store.add(session[:100], session="one", summary="first", created="2026-01-01T00:00:00Z")
+        second = store.add(session[:200], session="one", summary="second", created="2026-02-01T00:00:00Z")
+        third = store.add(session[100:300], session="two", summary="third", created="2026-03-01T00:00:00Z")
+    before = os.path.getsize(path)
+    result = cli(["recall", "--prune", "--before", "2026-01-15", "--archive", path])
+    assert result.status == 0 and result.json["spans_removed"] == 1, result.stderr
+    with Store.open(path) as store:
+        assert [s["span"] for s in store.spans()] == [second, third]
+        assert [json.loads(b) for b in store.expand_bytes(second)] == session[:200]  # (its base went: kept whole)
+        assert store.search("second")[0]["span"] == second
+    result = cli(["recall", "--prune", "--keep-sessions", "1", "--archive", path])
+    assert result.status == 0 and result.json["sessions_removed"] == 1
+    with Store.open(path) as store:
+        assert [s["span"] for s in store.spans()] == [third]
+        assert [json.loads(b) for b in store.expand_bytes(third)] == session[100:300]
+        assert store.stats()["unique_messages"] <= 200
+    assert os.path.getsize(path) < before and first not in json.dumps(cli(["recall", "--stats", "--archive", path]).json)
+    assert cli(["recall", "--prune", "--archive", path]).status == 2  # (neither --before nor --keep-sessions)
+
+
+V1_SCHEMA = """
+CREATE TABLE blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE spans (id TEXT PRIMARY KEY, session TEXT NOT NULL, parent TEXT, created TEXT NOT NULL,
+    messages INTEGER NOT NULL, compressed INTEGER, start INTEGER, "end" INTEGER, summary TEXT NOT NULL, source TEXT);
+CREATE TABLE span_messages (span TEXT NOT NULL, position INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (span, position));
+CREATE TABLE texts (id INTEGER PRIMARY KEY, session TEXT NOT NULL, hash TEXT NOT NULL, span TEXT NOT NULL,
+    position INTEGER NOT NULL, role TEXT, tool TEXT, created TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (session, hash));
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_version_1_store_is_migrated_and_answers_as_before(tmp_path, cli):
+    import hashlib
+    import sqlite3
+
+    from hermesctx.store import Store
+
+    path = str(tmp_path / "v1.sqlite")
+    messages = [{"role": "user", "content": "where is the flux capacitor config"},
+                {"role": "assistant", "content": "in src/flux.py, line 88"}]
+    con = sqlite3.connect(path)
+    con.executescript(V1_SCHEMA)
+    con.execute("INSERT INTO spans VALUES ('hx-0123456789ab', 's-1', NULL, '2026-01-01T00:00:00Z', 2, 1, 0, 2, "
+                "'talked about the flux capacitor', NULL)")
+    for position, msg in enumerate(messages):
+        blob = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+        digest = hashlib.sha256(blob).hexdigest()
+        con.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
+        con.execute("INSERT INTO span_messages VALUES ('hx-0123456789ab', ?, ?)", (position, digest))
+    con.commit()
+    con.close()
+    hits = cli(["recall", "--archive", path, "flux.py"])
+    assert hits.status == 0 and hits.json[0]["span"] == "hx-0123456789ab" and hits.json[0]["position"] == 1
+    expanded = cli(["recall", "--archive", path, "--expand", "hx-0123456789ab"])
+    assert expanded.json == messages
+    with Store.open(path) as store:
+        assert store.con.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.span("hx-0123456789ab")["summary"] == "talked about the flux capacitor"

@@ -24,6 +24,13 @@ MAX_LIMIT = 1000  # (hermesctx.store.MAX_LIMIT: the store is not imported to dec
 @click.option("--expand", metavar="SPAN", help="Print the messages of SPAN (the transcript its compaction "
                                                "replaced) as a JSON array.")
 @click.option("--migrate", metavar="DIR", help="Import the <hash>.jsonl archives of DIR into the store (idempotent).")
+@click.option("--stats", is_flag=True, help="Print what the store holds: its size, spans, sessions, messages "
+                                            "and how many of them are distinct.")
+@click.option("--prune", is_flag=True, help="Remove spans (with --before DATE and/or --keep-sessions N), the "
+                                            "messages no span keeps, and compact the file (VACUUM).")
+@click.option("--before", metavar="DATE", help="With --prune: the spans archived before DATE (ISO 8601).")
+@click.option("--keep-sessions", type=click.IntRange(min=0), metavar="N",
+              help="With --prune: keep only the N sessions archived most recently.")
 @click.option("--tool-schema", is_flag=True,
               help="Print the definitions of the recall and expand agent tools (a `tools` array) and exit.")
 @click.option("--target", type=click.Choice(["openai", "anthropic", "mcp"]),
@@ -44,6 +51,8 @@ def command(config_path, **params):
         hermesctx recall "KeyError" --role tool --tool terminal --since 2026-01-01 --archive a.sqlite
         hermesctx recall --expand hx-0123456789ab --archive a.sqlite | hermesctx estimate
         hermesctx recall --migrate .hermesctx/archive --archive a.sqlite
+        hermesctx recall --stats --archive a.sqlite
+        hermesctx recall --prune --keep-sessions 20 --before 2026-01-01 --archive a.sqlite
         hermesctx recall --tool-schema --target anthropic > tools.json
     """
     from hermesctx import recall

@@ -89,7 +89,7 @@ _hermesctx() {
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
             --target) COMPREPLY=($(compgen -W "openai anthropic mcp" -- "$cur")); return;;
         esac
-        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --tool-schema --target --config --help";;
+        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --stats --prune --before --keep-sessions --tool-schema --target --config --help";;
     "config")
         words="--help check show";;
     "config check")
