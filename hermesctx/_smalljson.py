@@ -47,9 +47,10 @@ def refuse_constant(name: str) -> None:
 class _Context:
     """The attributes ``_json.make_scanner`` reads from a ``json.JSONDecoder``."""
 
-    def __init__(self, parse_float, parse_constant):
+    def __init__(self, parse_float, parse_constant, object_pairs_hook=None):
         self.strict = True
-        self.object_hook = self.object_pairs_hook = None
+        self.object_hook = None
+        self.object_pairs_hook = object_pairs_hook
         self.parse_float = parse_float
         self.parse_int = int  # (the exact type: the scanner's own fast path)
         self.parse_constant = parse_constant
@@ -59,6 +60,37 @@ _scan = _json.make_scanner(_Context(finite_float, refuse_constant))
 # json.loads's: NaN and Infinity are floats (the same objects every time, as in json.decoder)
 _scan_std = _json.make_scanner(_Context(float, {"NaN": _NAN, "Infinity": _INF,
                                                 "-Infinity": -_INF}.__getitem__))
+
+
+class DuplicateKey(Exception):
+    """An object of the text names a key twice (``args[0]``: the key)."""
+
+
+def _pairs(pairs: list) -> dict:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
+_scan_pairs = _json.make_scanner(_Context(finite_float, refuse_constant, _pairs))
+
+
+def duplicate_key(text: str) -> str | None:
+    """The first key an object of ``text`` (one JSON value) names twice, or None (also when
+    the text is not JSON: its reader says so)."""
+    start = len(text) - len(text.lstrip(WHITESPACE)) if text[:1] in WHITESPACE else 0
+    try:
+        _scan_pairs(text, start)
+    except DuplicateKey as dup:
+        return dup.args[0]
+    except Exception:  # noqa: BLE001 - not JSON here: the reader's verdict is the one given
+        return None
+    return None
 
 
 def parse(text: str, *, standard: bool = False) -> object:

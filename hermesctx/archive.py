@@ -155,10 +155,15 @@ def _read_archive(directory: str, note: dict) -> bytes:
         if os.path.islink(where):
             raise FileIOError(f"refusing archive {name}: a symlink in the archive directory") from None
         raise FileIOError(f"cannot read archive {name} in {directory}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)  # (before fdopen, which refuses a directory in words of its own)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise FileIOError(f"refusing archive {name}: not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise FileIOError(f"refusing archive {name}: not a regular file")
         if info.st_size > MAX_BYTES:
             raise FileIOError(f"refusing archive {name}: larger than {MAX_BYTES >> 20} MiB")
         data = handle.read(MAX_BYTES + 1)

@@ -113,6 +113,9 @@ KEYS: dict[str, Key] = {
     "archive.path": Key(None, _OPT_STR, doc="where compress --archive keeps compacted messages: a .sqlite/.db "
                                             "file is the searchable store (recall), a directory holds JSON Lines"),
     "archive.dir": Key(None, _OPT_STR, doc="the JSON Lines archive directory (archive.path wins when both are set)"),
+    "input.max_bytes": Key(None, (int, str, type(None)), lambda v: v is None or _size(v) is not None,
+                           "a size above 0 (bytes, or 512M, 4G...)",
+                           "what gzip input may inflate to (default: 4 GiB, and at most 64x its compressed size)"),
     # Without a `pipeline:` (a Hermes config.yaml as it is), `run` does what Hermes does on each
     # turn: compress when over the threshold, then place the prompt-cache breakpoints.
     "pipeline": Key([{"compress": {"if_needed": True}}, "cache-mark"], list,
@@ -130,6 +133,12 @@ _PASSTHROUGH_SECTIONS = ("agent", "terminal", "toolsets", "display", "memory", "
 
 # Keys whose values are structured (lists, mappings): set in the config file or by flags only.
 NO_ENV = frozenset({"pipeline", "spill.thresholds", "auxiliary.compression.extra_body"})
+
+
+def _size(value: Any) -> int | None:
+    from hermesctx.jsonio import parse_size
+
+    return parse_size(value)
 
 
 def env_name(key: str) -> str:
@@ -218,6 +227,14 @@ def _safe_load(path: str) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"config {path}: not valid UTF-8 (byte {exc.start})") from None
+    if text.lstrip()[:1] in ("{", "["):  # JSON (a YAML document too): read by the JSON parser,
+        from hermesctx import jsonio  # which reads 100 MB in a second, not the YAML one (minutes)
+        from hermesctx.errors import InputError
+
+        try:
+            return jsonio.loads(raw)
+        except InputError:
+            pass  # YAML flow style, or not JSON: YAML reads it and words the error
     try:
         return yaml.safe_load(text)
     except RecursionError:

@@ -38,6 +38,8 @@ class Env:
     stdout_isatty: bool = False
     quiet: bool = False
     progress: Any = None  # a hermesctx.transcripts.Progress while one is shown
+    max_input: int | None = None  # --max-input-size: what gzip input may inflate to
+    context: Any = None  # the command's first Context: its settings (input.max_bytes) when asked
     _warned: set = field(default_factory=set, repr=False)
 
     @classmethod
@@ -47,6 +49,17 @@ class Env:
             environ=os.environ, stdin_isatty=sys.stdin.isatty(),
             stderr_isatty=sys.stderr.isatty(), stdout_isatty=sys.stdout.isatty(),
         )
+
+    def input_cap(self) -> int | None:
+        """What gzip input may inflate to: ``--max-input-size``, else ``input.max_bytes`` of the
+        command's settings (read only now, for gzip input), else None (the default cap)."""
+        if self.max_input is not None:
+            return self.max_input
+        if self.context is None:
+            return None
+        from hermesctx.jsonio import parse_size
+
+        return parse_size(self.context.settings["input.max_bytes"])
 
     def warn(self, message: str) -> None:
         """One line on stderr, secrets redacted; the same warning is given once per run, not
@@ -92,6 +105,8 @@ class Context:
         self.json_reports = True
         self._settings = settings
         self._budgets: dict = {}
+        if env.context is None:
+            env.context = self
 
     @property
     def settings(self) -> Settings:

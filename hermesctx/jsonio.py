@@ -40,6 +40,7 @@ _BOM = b"\xef\xbb\xbf"
 SMALL_BYTES = 1 << 20
 _small_left = SMALL_BYTES  # what the small codec may still handle in this process
 _orjson: Any = None  # the module, once imported
+READ_DEPTH = 1024  # the deepest nesting orjson reads (and so the readers here): the writers too
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
 # a float (:func:`_rounded` looks for one)
 _LONG_DIGITS = lazyre.compile(rb"\d{19}")
@@ -128,10 +129,49 @@ def loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _smalljson.parse(raw.decode("utf-8"))
+            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except Exception:  # noqa: BLE001 - the full path decides, and words the error
             pass
-    return _loads(raw)
+        else:
+            return _unique_keys(value, raw, small=True)
+    return _unique_keys(_loads(raw), raw)
+
+
+def _unique_keys(value: Any, raw: bytes, *, small: bool = False) -> Any:
+    """``value``, unless an object of ``raw`` names a key twice: readers disagree on which value
+    wins (orjson, Python: the last; others: the first), so strict input refuses it (exit 3);
+    ``--lenient`` takes the last, as Hermes does. Cheap when ``raw`` is written as we write
+    (compact JSON Lines): written again, the value gives the same bytes, so no key was lost;
+    otherwise the text is scanned for the key."""
+    if type(value) is not dict and type(value) is not list:
+        return value
+    from hermesctx.messages import is_lenient
+
+    if is_lenient():
+        return value
+    try:
+        again = _smalljson.dumps(value) if small else _orjson_module().dumps(value, option=_orjson.OPT_APPEND_NEWLINE)
+    except Exception:  # noqa: BLE001 - (what orjson cannot write: the scan decides)
+        again = None
+    if again is not None and (again == raw or (raw[-1:] != b"\n" and again[:-1] == raw)):
+        return value
+    if b":" not in raw:
+        return value
+    key = _smalljson.duplicate_key(raw.decode("utf-8", "surrogatepass"))
+    if key is not None:
+        shown = key if len(key) <= 40 else key[:39] + "…"
+        raise InputError(f"an object names the key {shown!r} twice (JSON readers disagree on which "
+                         "value wins)", hint="--lenient takes the last, as Hermes does")
+    return value
+
+
+def _within_depth(value: Any, raw: bytes) -> Any:
+    """``value``, parsed from ``raw`` by the stdlib's scanner, unless it nests deeper than
+    orjson reads (:data:`READ_DEPTH`; the command line's stack would let the scanner go
+    further): every reader here has one limit. Walked only when ``raw`` has that many brackets."""
+    if raw.count(b"[") + raw.count(b"{") > READ_DEPTH and _deeper_than(value, READ_DEPTH):
+        raise InputError("not JSON we can read: nesting too deep")
+    return value
 
 
 def try_loads(raw: bytes | str) -> Any:
@@ -142,15 +182,18 @@ def try_loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            return _smalljson.parse(raw.decode("utf-8"))
+            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
         except (RecursionError, MemoryError):
             pass
         except Exception:  # noqa: BLE001 - not one JSON value
             return INVALID
+        else:
+            return _unique_keys(value, raw, small=True)  # (one JSON value: a key twice is an error)
     try:
-        return _loads(raw)
+        value = _loads(raw)
     except InputError:
         return INVALID
+    return _unique_keys(value, raw)
 
 
 def _loads(raw: bytes) -> Any:
@@ -170,8 +213,8 @@ def _loads(raw: bytes) -> Any:
     import json
 
     try:
-        return json.loads(text, parse_constant=_smalljson.refuse_constant,
-                          parse_float=_smalljson.finite_float)
+        return _within_depth(json.loads(text, parse_constant=_smalljson.refuse_constant,
+                                        parse_float=_smalljson.finite_float), raw)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise InputError("empty input", hint="expected a JSON document") from None
@@ -281,11 +324,41 @@ def _dumps(value: Any, pretty: bool) -> bytes:
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         # Big integers or lone surrogates: the stdlib writes them, and a lone surrogate
         # becomes its JSON escape (\udXXX) so the bytes stay valid UTF-8.
+        # Deeper than orjson writes (254 levels): the stdlib, given the stack the readers' limit
+        # (1,024 levels) needs; deeper than that was never read, and is refused (exit 3).
         import json
 
-        text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
-                          separators=None if pretty else (",", ":"))
+        if _deeper_than(value, READ_DEPTH):
+            raise InputError(f"nesting too deep to write (more than {READ_DEPTH:,} levels, "
+                             "what a JSON reader here takes)") from None
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, READ_DEPTH * 3 + 200))
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=2 if pretty else None,
+                              separators=None if pretty else (",", ":"))
+        except RecursionError:
+            raise InputError(f"nesting too deep to write (more than {READ_DEPTH:,} levels, "
+                             "what a JSON reader here takes)") from None
+        finally:
+            sys.setrecursionlimit(limit)
         return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def _deeper_than(value: Any, depth: int) -> bool:
+    """Whether ``value`` nests containers more than ``depth`` levels deep (iterative)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if type(item) is dict:
+            children = item.values()
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        if level > depth:
+            return True
+        stack.extend((child, level + 1) for child in children if type(child) in (dict, list))
+    return False
 
 
 dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without importing json
@@ -294,10 +367,48 @@ dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without i
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def decompressed(stream: BinaryIO) -> BinaryIO:
+# What gzip input may inflate to when no cap is given (``--max-input-size``, ``input.max_bytes``):
+# 4 GiB, and no more than INFLATE_RATIO times the compressed bytes read so far once past
+# INFLATE_FLOOR (so min(4 GiB, 64x the compressed size) over the whole input, and a bomb, which
+# inflates 1,000x, stops after ~9 MB, before its first line is whole). Real transcripts
+# compress 4-20x.
+INFLATE_CAP = 4 << 30
+INFLATE_RATIO = 64
+INFLATE_FLOOR = 8 << 20
+_SIZE = lazyre.compile(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*", flags=lazyre.IGNORECASE | lazyre.ASCII)
+
+
+def parse_size(text: Any) -> int | None:
+    """A byte count from ``4294967296``, ``512M``, ``4GiB``, ``1.5g`` (powers of 1024); None
+    when ``text`` is none of these (or not above zero)."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, int):
+        return text if text > 0 else None
+    if not isinstance(text, str):
+        return None
+    match = _SIZE.fullmatch(text)
+    if match is None or len(match.group(1)) > 30:
+        return None
+    size = int(float(match.group(1)) * (1 << (10 * " kmgt".index(match.group(2).lower() or " "))))
+    return size if size > 0 else None
+
+
+def shown_size(size: int) -> str:
+    """``4 GiB``, ``96 MiB``, ``1000 bytes``: a cap as a person reads it."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << (shift - 10 if shift > 10 else 0)) == 0:
+            value = size / (1 << shift)
+            return f"{value:g} {unit}" if value == int(value) or value >= 10 else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def decompressed(stream: BinaryIO, limit: Callable[[], int | None] | None = None) -> BinaryIO:
     """``stream`` itself, or, when its first bytes are the gzip magic (whatever the file is
     called, stdin too), a stream of its decompressed bytes. Only two bytes are looked at, and
-    nothing is consumed: plain input costs nothing more."""
+    nothing is consumed: plain input costs nothing more. ``limit()`` (asked only for gzip
+    input): the most it may inflate to, None for the default (:data:`INFLATE_CAP`, at most
+    :data:`INFLATE_RATIO` times the compressed size); past it reading is an :class:`InputError`."""
     peek = getattr(stream, "peek", None)
     if peek is None:
         stream = _stdio.BufferedReader(stream)  # type: ignore[arg-type]
@@ -308,25 +419,63 @@ def decompressed(stream: BinaryIO) -> BinaryIO:
         return stream
     if head != GZIP_MAGIC:
         return stream
-    inflated = _stdio.BufferedReader(_Gunzip(stream), 1 << 20)
+    inflated = _stdio.BufferedReader(_Gunzip(stream, limit() if limit is not None else None), 1 << 20)
     inflated.gzipped = True  # type: ignore[attr-defined]  # (an error names it as gzip)
     return inflated  # type: ignore[return-value]
 
 
-class _Gunzip(_stdio.RawIOBase):
-    """The raw side of a decompressed stream: damaged data is an :class:`InputError`, and it
-    can seek only when the compressed stream can (a pipe cannot be read twice)."""
+class _Counted(_stdio.RawIOBase):
+    """The compressed stream, counting what was read from it."""
 
     def __init__(self, stream: BinaryIO):
+        super().__init__()
+        self._stream = stream
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self.count += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:  # (not used by gzip: for completeness)
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:  # the compressed stream belongs to the caller
+        super().close()
+
+
+class _Gunzip(_stdio.RawIOBase):
+    """The raw side of a decompressed stream: damaged data is an :class:`InputError`, and so
+    is inflating past the cap (checked on every read, before the bytes reach a line); it can
+    seek only when the compressed stream can (a pipe cannot be read twice)."""
+
+    def __init__(self, stream: BinaryIO, limit: int | None = None):
         import gzip
 
         super().__init__()
-        self._gz = gzip.GzipFile(fileobj=stream, mode="rb")
-        self.name = getattr(stream, "name", None)  # the file's path: subagent files are found beside it
+        self._seekable = False
         try:
             self._seekable = bool(stream.seekable())
         except (OSError, ValueError, AttributeError):
-            self._seekable = False
+            pass
+        self._counted = None if self._seekable else _Counted(stream)
+        self._source = stream
+        self._gz = gzip.GzipFile(fileobj=self._counted or stream, mode="rb")
+        self.name = getattr(stream, "name", None)  # the file's path: subagent files are found beside it
+        self._limit = limit
+        self._inflated = 0
+        try:
+            self._start = stream.tell() if self._seekable else 0
+        except (OSError, ValueError):
+            self._start = 0
 
     def readable(self) -> bool:
         return True
@@ -337,13 +486,38 @@ class _Gunzip(_stdio.RawIOBase):
     def seekable(self) -> bool:
         return self._seekable
 
+    def _compressed(self) -> int:
+        if self._counted is not None:
+            return self._counted.count
+        try:
+            return self._source.tell() - self._start
+        except (OSError, ValueError):
+            return 0
+
     def readinto(self, buffer: Any) -> int:
         import zlib
 
         try:
-            return self._gz.readinto(buffer)
+            n = self._gz.readinto(buffer)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"input is gzip-compressed but cannot be decompressed: {exc}") from None
+        self._inflated = max(self._inflated, self._gz.tell())
+        if self._inflated > INFLATE_FLOOR or (self._limit is not None and self._inflated > self._limit):
+            self._check()
+        return n
+
+    def _check(self) -> None:
+        if self._limit is not None:
+            if self._inflated > self._limit:
+                raise InputError(f"gzip input inflates past the input size cap ({shown_size(self._limit)})",
+                                 hint="--max-input-size or input.max_bytes raises it")
+            return
+        compressed = self._compressed()
+        if self._inflated > INFLATE_CAP or self._inflated > INFLATE_RATIO * compressed:
+            cap = min(INFLATE_CAP, max(INFLATE_FLOOR, INFLATE_RATIO * compressed))
+            raise InputError(f"gzip input inflates past the input size cap ({shown_size(cap)}: the default, "
+                             f"{shown_size(INFLATE_CAP)} and at most {INFLATE_RATIO}x the compressed size)",
+                             hint="--max-input-size or input.max_bytes raises it")
 
     def seek(self, offset: int, whence: int = 0) -> int:
         if not self._seekable:
@@ -357,10 +531,38 @@ class _Gunzip(_stdio.RawIOBase):
         super().close()
 
 
-def first_line(stream: Iterable[bytes]) -> tuple[list[bytes], bytes]:
+class Lines:
+    """Lines read, in order, as a list gives them (``len``, iteration, ``append``); a run of
+    identical blank lines is kept once with its count (input of a million newlines before its
+    first line costs no million list items)."""
+
+    def __init__(self) -> None:
+        self._runs: list[list] = []  # [line, count]
+        self._len = 0
+
+    def append(self, raw: bytes) -> None:
+        self._len += 1
+        if self._runs and self._runs[-1][0] == raw and raw.isspace():
+            self._runs[-1][1] += 1
+        else:
+            self._runs.append([raw, 1])
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __bool__(self) -> bool:
+        return self._len > 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for raw, count in self._runs:
+            for _ in range(count):
+                yield raw
+
+
+def first_line(stream: Iterable[bytes]) -> tuple[Lines, bytes]:
     """Read up to the first non-blank line: the lines read (as they are) and that line, its BOM
     removed when it opens the input. An input with no such line is an error."""
-    head: list[bytes] = []
+    head = Lines()
     for raw in stream:
         head.append(raw)
         if raw.strip():

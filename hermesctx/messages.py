@@ -113,6 +113,23 @@ def role_problem(msg: dict) -> str | None:
     return f"role must be a string, got {type_name(role)}"
 
 
+def shape_problem(msg: dict) -> str | None:
+    """Why a message's ``content`` or ``tool_calls`` is of a shape no provider API accepts, or
+    None: content a string, a list (of parts), Hermes's own ``_multimodal`` tool result object,
+    or null/absent; tool_calls a list (or
+    null/absent). Hermes reads any value (``len()`` of a number crashes it, an object counts
+    its keys), so it is refused unless ``--lenient``."""
+    content = msg.get("content")
+    kind = content.__class__
+    if kind is not str and content is not None:
+        if kind is not list and not isinstance(content, list) and not (kind is dict and content.get("_multimodal")):
+            return f"content must be a string or a list of parts, got {type_name(content)}"
+    calls = msg.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        return f"tool_calls must be a list, got {type_name(calls)}"
+    return None
+
+
 def has_role(msg: dict) -> bool | None:
     """True for a string role, False for a message without one (missing, null, empty), None
     for a role that is not a string."""
@@ -137,8 +154,12 @@ def check_messages(messages: list, *, require_tool_ids: bool = False,
             raise InputError(f"expected a message object, got {type_name(msg)}",
                              where=f"messages[{i}]")
         role = msg.get("role")
-        if strict and (role.__class__ is not str or not role):
-            raise InputError(str(role_problem(msg)), where=f"messages[{i}]", hint=_LENIENT_HINT)
+        if strict:
+            if role.__class__ is not str or not role:
+                raise InputError(str(role_problem(msg)), where=f"messages[{i}]", hint=_LENIENT_HINT)
+            problem = shape_problem(msg)
+            if problem is not None:
+                raise InputError(problem, where=f"messages[{i}]", hint=_LENIENT_HINT)
         if require_tool_ids and role == "tool" and not msg.get("tool_call_id"):
             raise InputError("tool message without tool_call_id", where=f"messages[{i}]",
                              hint="`hermesctx sanitize` repairs orphaned tool messages")

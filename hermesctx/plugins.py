@@ -109,29 +109,60 @@ def load(group: str, name: str, *, builtins: tuple[str, ...] = ()) -> tuple[Plug
     if key not in _loaded:
         from importlib.metadata import EntryPoint
 
-        try:
-            _loaded[key] = EntryPoint(plugin.name, plugin.value, group).load()
-        except Exception as exc:  # noqa: BLE001 - anything a third-party import raises is its failure
-            raise PluginError(f"{plugin.label()} failed to load: {_one_line(exc)}") from None
+        _loaded[key] = guarded(plugin, EntryPoint(plugin.name, plugin.value, group).load, "failed to load")()
     return plugin, _loaded[key]
 
 
 def _one_line(exc: BaseException) -> str:
+    """What a plugin raised, as one line, its secrets masked (an import error can quote a key)."""
+    from hermesctx.redact import redact
+
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return redact(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 
-def guarded(plugin: Plugin, fn: Callable, what: str = "failed") -> Callable:
-    """``fn`` with what it raises (other than hermesctx's own errors) turned into a one-line
-    :class:`PluginError` naming the plugin."""
+def guarded(plugin: Plugin, fn: Callable, what: str = "failed", timeout: float | None = None) -> Callable:
+    """``fn`` inside hermesctx's boundary: what it raises (other than hermesctx's own errors and
+    Ctrl-C), ``SystemExit`` too, becomes a one-line :class:`PluginError` naming the plugin.
+    ``timeout``: seconds it may take; it then runs in a thread of its own, and past them the
+    error says so (the thread is a daemon: it ends with the process)."""
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except HermesctxError:
+        except (HermesctxError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's failure, said as one line
+        except BaseException as exc:  # noqa: BLE001 - a plugin's failure (sys.exit too), said as one line
             raise PluginError(f"{plugin.label()} {what}: {_one_line(exc)}") from None
-    return call
+    if timeout is None:
+        return call
+    return _with_deadline(plugin, call, timeout)
+
+
+def _with_deadline(plugin: Plugin, call: Callable, timeout: float) -> Callable:
+    def deadline(*args, **kwargs):
+        import threading
+
+        box: list = []
+
+        def work():
+            try:
+                box.append((True, call(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                box.append((False, exc))
+
+        worker = threading.Thread(target=work, name=f"hermesctx-plugin-{plugin.name}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if not box:
+            raise PluginError(f"{plugin.label()} did not finish within {timeout:g} s and was abandoned",
+                              hint="--timeout (auxiliary.compression.timeout) sets the deadline")
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+    return deadline
 
 
 # --- stages ------------------------------------------------------------------------------------
@@ -173,14 +204,14 @@ def stage(name: str, builtins: tuple[str, ...] = ()) -> StagePlugin:
         run = guarded(plugin, build, "failed to build")(opts, ctx)
         if not callable(run):
             raise PluginError(f"{plugin.label()}: build() returned {type(run).__name__}, not a function")
-        return _checked_stage(plugin, run)
+        return _checked_stage(plugin, run, _seconds(ctx.settings["auxiliary.compression.timeout"]))
 
     return StagePlugin(plugin, options, built,
                        guarded(plugin, describe, "failed to describe") if callable(describe) else None)
 
 
-def _checked_stage(plugin: Plugin, run: Callable) -> Callable:
-    guarded_run = guarded(plugin, run)
+def _checked_stage(plugin: Plugin, run: Callable, timeout: float | None = None) -> Callable:
+    guarded_run = guarded(plugin, run, timeout=timeout)
 
     def one(doc):
         out = guarded_run(doc)
@@ -193,17 +224,29 @@ def _checked_stage(plugin: Plugin, run: Callable) -> Callable:
 # --- summarizers -------------------------------------------------------------------------------
 
 def summarizer(name: str, builtins: tuple[str, ...], **options: Any):
-    """A plugin summarizer, built with ``options``; checked for ``summarize``."""
+    """A plugin summarizer, built with ``options``; checked for ``summarize``, which then runs
+    inside the boundary, under the deadline ``options["timeout"]`` (:func:`guarded`)."""
     plugin, factory = load(SUMMARIZERS, name, builtins=builtins)
     made = guarded(plugin, factory, "failed to start")(**options) if callable(factory) else factory
     if not callable(getattr(made, "summarize", None)):
         raise PluginError(f"{plugin.label()} is not a summarizer: it has no summarize(request)")
-    if not isinstance(getattr(made, "name", None), str):
-        try:
-            made.name = name
-        except AttributeError:
-            raise PluginError(f"{plugin.label()}: a summarizer needs a name attribute") from None
-    return made
+    label = getattr(made, "name", None)
+    return _Summarizer(label if isinstance(label, str) else name, made,
+                       guarded(plugin, made.summarize, "failed to summarize", _seconds(options.get("timeout"))))
+
+
+class _Summarizer:
+    """A plugin summarizer as hermesctx calls it: ``summarize`` guarded; the rest its own."""
+
+    def __init__(self, name: str, made: Any, summarize: Callable):
+        self.name, self._made, self.summarize = name, made, summarize
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._made, attr)
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 # --- engines -----------------------------------------------------------------------------------
@@ -224,15 +267,16 @@ class EngineContext:
     warn: Callable[[str], None] = field(default=print)
 
 
-def engine(name: str):
-    """The ``compress(messages, context)`` function of the engine ``name``."""
+def engine(name: str, timeout: float | None = None):
+    """The ``compress(messages, context)`` function of the engine ``name``, guarded, and stopped
+    after ``timeout`` seconds a transcript."""
     plugin, obj = load(ENGINES, name, builtins=(BUILTIN_ENGINE,))
     if isinstance(obj, type) or (not callable(getattr(obj, "compress", None)) and callable(obj)):
         obj = guarded(plugin, obj, "failed to start")()  # a class or a factory: one engine per stage
     compress = getattr(obj, "compress", None)
     if not callable(compress):
         raise PluginError(f"{plugin.label()} is not a context engine: it has no compress(messages, context)")
-    return plugin, guarded(plugin, compress)
+    return plugin, guarded(plugin, compress, timeout=_seconds(timeout))
 
 
 def run_engine(plugin: Plugin, compress: Callable, messages: list, context: EngineContext) -> tuple[list, dict]:

@@ -28,6 +28,10 @@ class Request:
     fmt: str | None = None  # "json" or "table"; None: a table on a terminal, JSON when piped
     expand: str | None = None
     migrate: str | None = None
+    stats: bool = False  # print what the store holds
+    prune: bool = False  # remove spans: before a date, of all sessions but the newest N
+    before: str | None = None
+    keep_sessions: int | None = None
     tool_schema: bool = False  # print the agent tools' definitions (hermesctx.agent_tools)
     target: str | None = None  # their API: openai (default), anthropic or mcp
 
@@ -62,9 +66,12 @@ def run(ctx: Context, request: Request) -> int:
     from hermesctx.store import Store
 
     env = ctx.env
-    asked = [x is not None for x in (request.query, request.expand, request.migrate)] + [request.tool_schema]
+    asked = [x is not None for x in (request.query, request.expand, request.migrate)] + [
+        request.tool_schema, request.stats, request.prune]
     if sum(asked) != 1:
-        raise UsageError("give one of: a QUERY, --expand SPAN, --migrate DIR or --tool-schema")
+        raise UsageError("give one of: a QUERY, --expand SPAN, --migrate DIR, --stats, --prune or --tool-schema")
+    if (request.before is not None or request.keep_sessions is not None) and not request.prune:
+        raise UsageError("--before and --keep-sessions go with --prune")
     if request.target is not None and not request.tool_schema:
         raise UsageError("--target goes with --tool-schema")
     if request.tool_schema:  # needs no store: the definitions to put in a request's `tools`
@@ -86,6 +93,20 @@ def run(ctx: Context, request: Request) -> int:
         env.stdout.write(jsonio.dumps(report))
         return ExitStatus.OK
     with Store.open(path, create=False) as store:
+        if request.stats:
+            stats = store.stats()
+            env.info(f"{stats['path']}: {stats['bytes']:,} bytes; {stats['spans']} span(s) of {stats['sessions']} "
+                     f"session(s) holding {stats['messages']:,} messages, {stats['unique_messages']:,} distinct "
+                     f"({stats['unique_bytes']:,} bytes of JSON, {stats['stored_bytes']:,} stored)")
+            env.stdout.write(jsonio.dumps(stats))
+            return ExitStatus.OK
+        if request.prune:
+            report = store.prune(before=request.before, keep_sessions=request.keep_sessions)
+            env.info(f"removed {report['spans_removed']} span(s) of {report['sessions_removed']} session(s) and "
+                     f"{report['messages_removed']:,} message(s) no span keeps; {report['bytes_before']:,} -> "
+                     f"{report['bytes_after']:,} bytes")
+            env.stdout.write(jsonio.dumps(report))
+            return ExitStatus.OK
         if request.expand is not None:
             lines = store.expand_bytes(request.expand.strip())
             env.stdout.write(b"[" + b",".join(line.rstrip(b"\n") for line in lines) + b"]\n")

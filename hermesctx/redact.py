@@ -328,6 +328,30 @@ def _inline(m: re.Match) -> str:
 
 _OPENER = {")": "(", "]": "[", "}": "{"}
 _PIN_KEY = lazyre.compile(r"pass|pwd|secret|pin", lazyre.IGNORECASE)
+# a password said in prose: "the password is hunter2", "the root password for db1 was `S3cr3t!`"
+_PROSE_PASSWORD = lazyre.compile(
+    r"(\b(?:password|passphrase|passcode|passwd|pwd)\b"
+    r"(?:[ \t]+(?:for|of|to|on)(?:[ \t]+[^\s:=`'\"]{1,40}){1,4}?)?"
+    r"[ \t]+(?:is|was|will[ \t]+be|is[ \t]+now|has[ \t]+been[ \t]+set[ \t]+to|set[ \t]+to)[ \t]*:?[ \t]*)"
+    r"(?:(['\"`])([^'\"`\n]{1,256})\2|([^\s'\"`]{1,256}))", lazyre.IGNORECASE)
+# a GCP service account's key id ("private_key_id": "<40 hex>"), in JSON or as a key: value
+_KEY_ID = lazyre.compile(r"((?i:private_key_id)\\{0,15}[\"']?[ \t]*[:=][ \t]*\\{0,15}[\"']?)([A-Za-z0-9]{16,128})")
+
+
+def _prose_password(m: re.Match) -> str:
+    quote = m.group(2) or ""
+    value = m.group(3) if quote else m.group(4)
+    tail = ""
+    if not quote:  # the end of the sentence is not the password's
+        while value and value[-1] in ".,;:!?)]}":
+            value, tail = value[:-1], value[-1] + tail
+        if not value or value.isalpha():  # a word of prose: "is incorrect", "is required"
+            return m.group(0)
+        if value.isdigit() and not tail and m.string[m.end():m.end() + 2][1:].isalpha():
+            return m.group(0)  # a number in a sentence: "is 8 characters long"
+    if _MASKED.fullmatch(value) or benign(value, "password") or _ENV_LOOKUP.match(value):
+        return m.group(0)
+    return f"{m.group(1)}{quote}{mask(value)}{quote}{tail}"
 _ONE_CASE_HEX = lazyre.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UPPER = lazyre.compile(r"[A-Z]")
 _LOWER = lazyre.compile(r"[a-z]")
@@ -476,6 +500,10 @@ def _more(text: str) -> str:
             text = _CONN_STRING.sub(lambda m: m.group(1) + mask(m.group(2)), text)
         if ";" in text and ("password" in low or "pwd" in low):
             text = _CONN_PASSWORD.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + "***", text)
+    if "pass" in low or "pwd" in low:
+        text = _PROSE_PASSWORD.sub(_prose_password, text)
+    if "private_key_id" in low:
+        text = _KEY_ID.sub(lambda m: m.group(1) + mask(m.group(2)), text)
     if "access" in low and "key" in low and "secret" in low:
         text = _AWS_NAMED.sub(lambda m: m.group(0) if benign(m.group(2)) else m.group(1) + mask(m.group(2)), text)
     if len(text) >= 40 and ("aws" in low or "akia" in low or "asia" in low or "amazon" in low):

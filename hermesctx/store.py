@@ -7,6 +7,12 @@ session the conversation belongs to and the span of the previous compaction (its
 repeated compactions form a chain back to the raw messages. Span ids (``hx-`` + 12 hex) are a
 hash of the session and the messages: the same compaction stored twice is one span.
 
+Bounded: a distinct message is stored once (its JSON deflated, keyed by its sha256), a span
+lists its messages by reference (after what it shares with the session's previous span), texts
+are indexed once per session in a contentless FTS5 index, summaries are deflated: N compactions
+of one session cost about one copy of its distinct content. :meth:`Store.prune` removes old
+spans and sessions, then what no span refers to, and compacts the file.
+
 Search (``recall``) covers the text of every distinct message of a session once (text parts,
 tool call names and arguments, tool results), at the first span that held it, and every
 summary. With FTS5 (most sqlite builds) hits are ranked by BM25; without it (or with
@@ -30,13 +36,14 @@ import os
 import re
 import sqlite3
 import stat
+import sys
 from typing import Any
 
 from hermesctx import jsonio
-from hermesctx.errors import FileIOError, InputError
+from hermesctx.errors import FileIOError, InputError, UsageError
 from hermesctx.messages import call_id
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: every span listed its messages row by row, text kept twice (migrated on open)
 SPAN_ID = re.compile(r"hx-[0-9a-f]{12}")
 _HEADER = b"SQLite format 3\x00"
 _TOKEN = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer calls a token: letters and digits
@@ -46,23 +53,69 @@ _SKIP_KEYS = frozenset({"role", "type", "id", "call_id", "tool_call_id", "tool_u
                         "data", "image_url", "source", "encrypted_content", "cache_control"})
 _SNIPPET = 80  # characters of context on each side of the first matching term
 
+# Each distinct message once (``blobs``: its sha256 and its JSON bytes, zlib-compressed); a span
+# lists its messages as the ids of their blobs (``spans.blobs``: 4 bytes each, little-endian); a
+# message's searchable text is indexed once per session (``texts``: where it was first seen; the
+# text itself is in the contentless ``fts`` index only, and read back from the blob for snippets).
+# fts rowids: texts.id for a message, -spans.n for a summary. A span's summary is deflated too, and
+# a span whose messages begin as another's of its session do (the session as it grows, compacted
+# again) names it (``base``) and how many (``shared``), then lists only the rest.
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS spans (
-    id TEXT PRIMARY KEY, session TEXT NOT NULL, parent TEXT, created TEXT NOT NULL,
+    n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, session TEXT NOT NULL, parent TEXT, created TEXT NOT NULL,
     messages INTEGER NOT NULL, compressed INTEGER, start INTEGER, "end" INTEGER,
-    summary TEXT NOT NULL, source TEXT);
+    summary BLOB NOT NULL, summary_chars INTEGER NOT NULL, source TEXT,
+    base INTEGER, shared INTEGER NOT NULL DEFAULT 0, blobs BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS spans_session ON spans (session);
 CREATE INDEX IF NOT EXISTS spans_source ON spans (source);
-CREATE TABLE IF NOT EXISTS span_messages (
-    span TEXT NOT NULL, position INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (span, position));
+CREATE TABLE IF NOT EXISTS sessions (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS texts (
-    id INTEGER PRIMARY KEY, session TEXT NOT NULL, hash TEXT NOT NULL, span TEXT NOT NULL,
-    position INTEGER NOT NULL, role TEXT, tool TEXT, created TEXT NOT NULL, body TEXT NOT NULL,
-    UNIQUE (session, hash));
+    id INTEGER PRIMARY KEY, session INTEGER NOT NULL, blob INTEGER NOT NULL, span INTEGER NOT NULL,
+    position INTEGER NOT NULL, role TEXT, tool TEXT, UNIQUE (session, blob));
 """
 _FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
-        "body, kind UNINDEXED, ref UNINDEXED, tokenize='unicode61 remove_diacritics 0')")
+        "body, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0')")
+_V1_TABLES = ("blobs", "spans", "span_messages", "texts")
+
+
+def _pack(ids: list) -> bytes:
+    from array import array
+
+    packed = array("q", ids)
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _unpack(data: bytes) -> list:
+    from array import array
+
+    packed = array("q")
+    packed.frombytes(bytes(data))
+    if sys.byteorder != "little":
+        packed.byteswap()
+    return packed.tolist()
+
+
+def _text_of(summary: bytes) -> str:
+    return _inflate(summary).decode("utf-8")
+
+
+def _deflate(data: bytes) -> bytes:
+    import zlib
+
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate: no header or checksum per message
+    return packer.compress(data) + packer.flush()
+
+
+def _inflate(data: bytes) -> bytes:
+    import zlib
+
+    try:
+        return zlib.decompress(data, -15)
+    except zlib.error as exc:
+        raise ValueError(f"a stored message is damaged ({exc})") from None
 
 
 def fts5_available() -> bool:
@@ -94,6 +147,22 @@ def timestamp(value: str, *, end: bool = False) -> str:
     if end and len(text) == 10:
         when += _dt.timedelta(days=1, seconds=-1)
     return when.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sql_text(value: Any) -> Any:
+    """``value`` as SQLite can take it: a string holding a lone UTF-16 surrogate (which JSON
+    text may carry, and UTF-8 cannot) has it written as JSON writes it (``\\ud800``); anything
+    else is itself. The messages themselves are stored as their JSON bytes, byte for byte."""
+    if not isinstance(value, str):
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
+    return value
 
 
 # --- what a message says ---------------------------------------------------------------------
@@ -211,9 +280,22 @@ def span_id(session: str, messages: list, blobs: list | None = None) -> str:
 
 # --- queries ---------------------------------------------------------------------------------
 
+MAX_QUERY_CHARS = 1000  # a query longer than this is a usage error (exit 2), as the agent tool's
+MAX_QUERY_WORDS = 32  # every word is a phrase to match: their number bounds the work of a search
+MAX_QUERY_TOKENS = 256  # letters-and-digits runs, over all words
+MAX_LIMIT = 1000  # hits at most, on the command line (recall --limit)
+
+
 def query_words(query: str) -> list:
-    """The words of a query, each as its tokens (lower case); every word must match, as a phrase."""
+    """The words of a query, each as its tokens (lower case); every word must match, as a phrase.
+    A query past :data:`MAX_QUERY_CHARS`, :data:`MAX_QUERY_WORDS` or :data:`MAX_QUERY_TOKENS`
+    is a :class:`UsageError` (checked first, in time linear in the query)."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,}")
     words = [toks for toks in ([t.lower() for t in _TOKEN.findall(w)] for w in query.split()) if toks]
+    if len(words) > MAX_QUERY_WORDS or sum(map(len, words)) > MAX_QUERY_TOKENS:
+        raise UsageError(f"the query has {len(words)} words ({sum(map(len, words))} terms); at most "
+                         f"{MAX_QUERY_WORDS} words and {MAX_QUERY_TOKENS} terms")
     if not words:
         raise InputError(f"the query {query!r} has no word to search for (letters or digits)")
     return words
@@ -355,14 +437,142 @@ class Store:
         if version == SCHEMA_VERSION and (has_fts or not self.fts):
             return
         with self._write():
+            version = con.execute("PRAGMA user_version").fetchone()[0]  # (another process may have done it)
+            if version == 1:
+                self._from_v1()
             for statement in _SCHEMA.split(";"):  # (executescript would commit the transaction)
                 if statement.strip():
                     con.execute(statement)
-            if self.fts and not self._has_fts():  # a store made without FTS5: index what it holds
-                con.execute(_FTS)
-                con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts")
-                con.execute("INSERT INTO fts (body, kind, ref) SELECT summary, 's', rowid FROM spans")
+            if (self.fts and not self._has_fts()) or version == 1:  # a store made without FTS5, or a v1 one
+                con.execute("DROP TABLE IF EXISTS fts")
+                if self.fts:
+                    con.execute(_FTS)
+                self._reindex()
             con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _from_v1(self) -> None:
+        """A version 1 store's spans, in the tables of version 2 (in the open transaction)."""
+        con = self.con
+        con.execute("DROP TABLE IF EXISTS fts")
+        for table in _V1_TABLES:
+            con.execute(f"ALTER TABLE {table} RENAME TO v1_{table}")
+        for name in ("spans_session", "spans_source"):
+            con.execute(f"DROP INDEX IF EXISTS {name}")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                con.execute(statement)
+        rows = con.execute('SELECT id, session, parent, created, messages, compressed, start, "end", summary, source '
+                           "FROM v1_spans ORDER BY rowid").fetchall()
+        for row in rows:
+            blobs = [bytes(b) for (b,) in con.execute(
+                "SELECT b.data FROM v1_span_messages m JOIN v1_blobs b ON b.hash = m.hash WHERE m.span = ? "
+                "ORDER BY m.position", (row[0],))]
+            self._insert_span(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8] or "",
+                              row[9], [self._blob(b) for b in blobs])
+        for table in _V1_TABLES:
+            con.execute(f"DROP TABLE v1_{table}")
+
+    def _insert_span(self, span: str, session: str, parent: str | None, created: str, count: int,
+                     compressed: int | None, start: int | None, end: int | None, summary: str,
+                     source: str | None, ids: list) -> int:
+        """One span row (in the open transaction), its messages listed after what they share
+        with the newest span of the session; its ``n``."""
+        base, shared = None, 0
+        row = self.con.execute("SELECT max(n) FROM spans WHERE session = ?", (session,)).fetchone()
+        if row[0] is not None:
+            before = self._ids(row[0])
+            while shared < min(len(before), len(ids)) and before[shared] == ids[shared]:
+                shared += 1
+            if shared >= 8:
+                base = row[0]
+            else:
+                shared = 0
+        return self.con.execute(
+            'INSERT INTO spans (id, session, parent, created, messages, compressed, start, "end", summary, '
+            "summary_chars, source, base, shared, blobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (span, session, parent, created, count, compressed, start, end, _deflate(summary.encode("utf-8")),
+             len(summary), source, base, shared, _pack(ids[shared:]))).lastrowid
+
+    def _ids(self, n: int) -> list:
+        """The blob ids of the messages of span ``n``, in order (following its bases)."""
+        parts: list = []
+        want = None
+        seen = set()
+        while n is not None and n not in seen:
+            seen.add(n)
+            row = self.con.execute("SELECT base, shared, blobs FROM spans WHERE n = ?", (n,)).fetchone()
+            if row is None:
+                raise ValueError(f"span {n} is missing")
+            base, shared, own = row
+            own = _unpack(own)
+            if want is not None:  # (only the first ``want`` of this one's messages are the later span's)
+                keep = want - shared
+                own = own[:max(0, keep)]
+            parts.append(own)
+            want = shared if want is None else min(want, shared)
+            n = base if shared else None
+        ids: list = []
+        for own in reversed(parts):
+            ids += own
+        return ids
+
+    def _blob(self, blob: bytes) -> int:
+        """The id of ``blob`` (a message's JSON bytes), stored once (in the open transaction): the
+        first 8 bytes of its sha256 as a number, the next free one after it should another
+        message hold that number (its bytes are compared: an id never names two messages)."""
+        bid = int.from_bytes(hashlib.sha256(blob).digest()[:8], "little", signed=True)
+        while True:
+            row = self.con.execute("SELECT data FROM blobs WHERE id = ?", (bid,)).fetchone()
+            if row is None:
+                self.con.execute("INSERT INTO blobs (id, size, data) VALUES (?, ?, ?)", (bid, len(blob), _deflate(blob)))
+                return bid
+            if _inflate(row[0]) == blob:
+                return bid
+            bid = bid + 1 if bid < (1 << 63) - 1 else -(1 << 63)
+
+    def _reindex(self) -> None:
+        """``texts`` and the search index made again from the spans (a migrated or pruned store)."""
+        con = self.con
+        con.execute("DELETE FROM texts")
+        con.execute("DELETE FROM sessions")
+        indexed = self._has_fts()
+        if indexed:
+            con.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
+        for n, session, summary in con.execute("SELECT n, session, summary FROM spans ORDER BY n").fetchall():
+            summary = _inflate(summary).decode("utf-8")
+            if indexed and summary:
+                con.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (-n, summary))
+            ids = self._ids(n)
+            self._index(n, session, ids, self._messages(ids), indexed)
+
+    def _messages(self, ids: list) -> list:
+        return [jsonio.loads(b) for b in self._blobs(ids)]
+
+    def _blobs(self, ids: list) -> list:
+        """The JSON bytes of the blobs ``ids``, in their order."""
+        found: dict = {}
+        unique = list(dict.fromkeys(ids))
+        for at in range(0, len(unique), 500):
+            chunk = unique[at:at + 500]
+            for bid, data in self.con.execute(
+                    f"SELECT id, data FROM blobs WHERE id IN ({', '.join('?' * len(chunk))})", chunk):
+                found[bid] = _inflate(data)
+        return [found[i] for i in ids]
+
+    def _index(self, span: int, session: str, ids: list, messages: list, indexed: bool) -> None:
+        """The searchable text of each message of a span (``spans.n``) not seen before in its session."""
+        con = self.con
+        name = sql_text(session)
+        con.execute("INSERT OR IGNORE INTO sessions (name) VALUES (?)", (name,))
+        (sid,) = con.execute("SELECT id FROM sessions WHERE name = ?", (name,)).fetchone()
+        tools = tool_names(messages)
+        for position, (msg, bid) in enumerate(zip(messages, ids)):
+            role = msg.get("role") if isinstance(msg, dict) and isinstance(msg.get("role"), str) else None
+            cur = con.execute(
+                "INSERT OR IGNORE INTO texts (session, blob, span, position, role, tool) VALUES (?, ?, ?, ?, ?, ?)",
+                (sid, bid, span, position, sql_text(role), sql_text(tools[position])))
+            if cur.rowcount and indexed:
+                con.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, sql_text(message_text(msg))))
 
     def _journal_wal(self, wait: float = 60.0) -> None:
         """WAL journaling, set once per file. Switching to it needs the database to itself, and
@@ -416,36 +626,22 @@ class Store:
         blobs = [jsonio.dumps(m) for m in messages]
         span = span_id(session, messages, blobs)
         created = created or now()
-        tools = tool_names(messages)
         try:
             with self._write():
                 con = self.con
                 indexed = self._has_fts()
                 if con.execute("SELECT 1 FROM spans WHERE id = ?", (span,)).fetchone():
                     if source:  # a migrated archive the store already held as a compaction
-                        con.execute("UPDATE spans SET source = COALESCE(source, ?) WHERE id = ?", (source, span))
+                        con.execute("UPDATE spans SET source = COALESCE(source, ?) WHERE id = ?", (sql_text(source), span))
                     return span
                 if parent is not None and not con.execute("SELECT 1 FROM spans WHERE id = ?", (parent,)).fetchone():
                     parent = None
-                cur = con.execute(
-                    'INSERT INTO spans (id, session, parent, created, messages, compressed, start, "end", summary, '
-                    "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (span, session, parent, created, len(blobs), compressed, start, end, summary, source))
+                ids = [self._blob(blob) for blob in blobs]
+                n = self._insert_span(span, sql_text(session), parent, created, len(blobs), compressed, start, end,
+                                      sql_text(summary), sql_text(source), ids)
                 if indexed and summary:
-                    con.execute("INSERT INTO fts (body, kind, ref) VALUES (?, 's', ?)", (summary, cur.lastrowid))
-                for position, (msg, blob) in enumerate(zip(messages, blobs)):
-                    key = hashlib.sha256(blob).hexdigest()
-                    con.execute("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", (key, blob))
-                    con.execute("INSERT INTO span_messages (span, position, hash) VALUES (?, ?, ?)",
-                                (span, position, key))
-                    role = msg.get("role") if isinstance(msg, dict) and isinstance(msg.get("role"), str) else None
-                    cur = con.execute(
-                        "INSERT OR IGNORE INTO texts (session, hash, span, position, role, tool, created, body) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (session, key, span, position, role, tools[position], created, message_text(msg)))
-                    if cur.rowcount and indexed:
-                        con.execute("INSERT INTO fts (body, kind, ref) SELECT body, 'm', id FROM texts "
-                                    "WHERE rowid = ?", (cur.lastrowid,))
+                    con.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (-n, sql_text(summary)))
+                self._index(n, session, ids, messages, indexed)
         except sqlite3.DatabaseError as exc:
             raise FileIOError(f"cannot write archive store {self.path}: {exc}") from None
         return span
@@ -462,11 +658,13 @@ class Store:
         if not row:
             raise InputError(f"unknown span {span} in {self.path}")
         keys = ("span", "session", "parent", "created", "messages", "compressed", "start", "end", "summary", "source")
-        return dict(zip(keys, row[0]))
+        record = dict(zip(keys, row[0]))
+        record["summary"] = _inflate(record["summary"]).decode("utf-8")
+        return record
 
     def span_for_source(self, name: str) -> str | None:
         """The span migrated from the JSON Lines archive ``name`` (``<hash>.jsonl``), if any."""
-        row = self._read("SELECT id FROM spans WHERE source = ? ORDER BY rowid LIMIT 1", (name,))
+        row = self._read("SELECT id FROM spans WHERE source = ? ORDER BY n LIMIT 1", (name,))
         return row[0][0] if row else None
 
     def newest(self, spans: list, sources: list = ()) -> str | None:
@@ -475,15 +673,18 @@ class Store:
         marks = ", ".join("?" * len(spans)) or "NULL"
         names = ", ".join("?" * len(sources)) or "NULL"
         row = self._read(f"SELECT id FROM spans WHERE id IN ({marks}) OR source IN ({names}) "
-                         "ORDER BY rowid DESC LIMIT 1", (*spans, *sources))
+                         "ORDER BY n DESC LIMIT 1", (*spans, *sources))
         return row[0][0] if row else None
 
     def expand_bytes(self, span: str) -> list:
         """The messages of a span as their stored bytes (one JSON line each)."""
         self.span(span)
-        rows = self._read("SELECT b.data FROM span_messages m JOIN blobs b ON b.hash = m.hash "
-                          "WHERE m.span = ? ORDER BY m.position", (span,))
-        return [bytes(r[0]) for r in rows]
+        (n,) = self._read("SELECT n FROM spans WHERE id = ?", (span,))[0]
+        try:
+            return self._blobs(self._ids(n))
+        except (KeyError, ValueError):  # (a message missing, or damaged)
+            raise FileIOError(f"archive store {self.path}: span {span} refers to a message it does not hold "
+                              "whole") from None
 
     def expand(self, span: str) -> list:
         """The messages a span holds (the transcript its compaction replaced), in order, exactly
@@ -504,8 +705,8 @@ class Store:
 
     def spans(self, *, session: str | None = None) -> list:
         """``{"span", "session", "parent", "created", "messages", "summary_chars"}`` per span, oldest first."""
-        sql = "SELECT id, session, parent, created, messages, length(summary) FROM spans"
-        rows = self._read(sql + (" WHERE session = ?" if session else "") + " ORDER BY rowid",
+        sql = "SELECT id, session, parent, created, messages, summary_chars FROM spans"
+        rows = self._read(sql + (" WHERE session = ?" if session else "") + " ORDER BY n",
                           (session,) if session else ())
         keys = ("span", "session", "parent", "created", "messages", "summary_chars")
         return [dict(zip(keys, r)) for r in rows]
@@ -517,15 +718,18 @@ class Store:
         ``{"span", "kind": "message" | "summary", "session", "position", "role", "tool", "created",
         "score", "snippet"}`` (snippet: the text around the terms, redacted)."""
         words = query_words(query)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise UsageError("the limit must be a whole number")
+        limit = max(0, min(limit, 1 << 62))  # (what SQLite's integers hold; the command line: MAX_LIMIT)
         since = timestamp(since) if since else None
         until = timestamp(until, end=True) if until else None
         msg_where, msg_args = ["1"], []
-        sum_where, sum_args = ["s.summary != ''"], []
+        sum_where, sum_args = ["s.summary_chars > 0"], []
         for column, value in (("session", session), ("created >= ", since), ("created <= ", until)):
             if value is None:
                 continue
             op = column if column.endswith(" ") else column + " = "
-            msg_where.append("t." + op + "?")
+            msg_where.append("s." + op + "?")  # (a message's session and time: its span's)
             msg_args.append(value)
             sum_where.append("s." + op + "?")
             sum_args.append(value)
@@ -540,33 +744,116 @@ class Store:
         if self.fts and self._has_fts():
             match = _fts_query(words)
             found += [(-rank, "message", row) for *row, rank in self._read(
-                "SELECT t.span, t.session, t.position, t.role, t.tool, t.created, t.body, bm25(fts) AS rank "
-                "FROM fts JOIN texts t ON t.id = fts.ref WHERE fts MATCH ? AND fts.kind = 'm' AND "
+                "SELECT s.id, s.session, t.position, t.role, t.tool, s.created, t.blob, bm25(fts) AS rank "
+                "FROM fts JOIN texts t ON t.id = fts.rowid JOIN spans s ON s.n = t.span "
+                "WHERE fts MATCH ? AND fts.rowid > 0 AND "
                 + " AND ".join(msg_where) + " ORDER BY rank LIMIT ?", (match, *msg_args, limit))]
             if summaries:
                 found += [(-rank, "summary", row) for *row, rank in self._read(
                     "SELECT s.id, s.session, NULL, NULL, NULL, s.created, s.summary, bm25(fts) AS rank "
-                    "FROM fts JOIN spans s ON s.rowid = fts.ref WHERE fts MATCH ? AND fts.kind = 's' AND "
+                    "FROM fts JOIN spans s ON -s.n = fts.rowid WHERE fts MATCH ? AND fts.rowid < 0 AND "
                     + " AND ".join(sum_where) + " ORDER BY rank LIMIT ?", (match, *sum_args, limit))]
+            found.sort(key=lambda f: -f[0])
+            found = [(score, kind, (*row[:6], self._body(row[6]) if kind == "message" else _text_of(row[6])))
+                     for score, kind, row in found[:max(0, limit)]]
         else:
             rows = [("message", r) for r in self._read(
-                "SELECT t.span, t.session, t.position, t.role, t.tool, t.created, t.body FROM texts t WHERE "
+                "SELECT s.id, s.session, t.position, t.role, t.tool, s.created, t.blob FROM texts t "
+                "JOIN spans s ON s.n = t.span WHERE "
                 + " AND ".join(msg_where), tuple(msg_args))]
             if summaries:
                 rows += [("summary", r) for r in self._read(
                     "SELECT s.id, s.session, NULL, NULL, NULL, s.created, s.summary FROM spans s WHERE "
                     + " AND ".join(sum_where), tuple(sum_args))]
             for kind, row in rows:
-                score = _scan_score(row[6], words)
+                body = self._body(row[6]) if kind == "message" else _text_of(row[6])
+                score = _scan_score(body, words)
                 if score:
-                    found.append((score, kind, row))
+                    found.append((score, kind, (*row[:6], body)))
         found.sort(key=lambda f: -f[0])
         return [{"span": r[0], "kind": kind, "session": r[1], "position": r[2], "role": r[3], "tool": r[4],
                  "created": r[5], "score": round(score, 4), "snippet": snippet(r[6], words)}
                 for score, kind, r in found[:max(0, limit)]]
 
+    def _body(self, blob: int) -> str:
+        """The searchable text of a stored message (what its snippet is cut from)."""
+        (data,) = self._blobs([blob])
+        return sql_text(message_text(jsonio.loads(data)))
+
+    # --- size ---
+
+    def stats(self) -> dict:
+        """What the store holds and what that costs: ``{"path", "bytes", "spans", "sessions",
+        "messages" (over all spans), "unique_messages", "unique_bytes" (their JSON),
+        "stored_bytes" (compressed), "oldest", "newest"}``."""
+        spans, sessions, messages, oldest, newest = self._read(
+            "SELECT count(*), count(DISTINCT session), COALESCE(sum(messages), 0), min(created), max(created) FROM spans")[0]
+        unique, size, stored = self._read("SELECT count(*), COALESCE(sum(size), 0), COALESCE(sum(length(data)), 0) "
+                                          "FROM blobs")[0]
+        return {"path": self.path, "bytes": self.size(), "spans": spans, "sessions": sessions,
+                "messages": messages, "unique_messages": unique, "unique_bytes": size, "stored_bytes": stored,
+                "oldest": oldest, "newest": newest}
+
+    def size(self) -> int:
+        """The bytes the store takes on disk (its file and its write-ahead log)."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.stat(self.path + suffix).st_size
+            except OSError:
+                pass
+        return total
+
+    def prune(self, *, before: str | None = None, keep_sessions: int | None = None) -> dict:
+        """Remove the spans created before ``before`` (an ISO date or time) and those of every
+        session but the ``keep_sessions`` most recently archived; then the messages no span
+        refers to any more, the search index made again, and the file compacted (``VACUUM``).
+        ``{"spans_removed", "sessions_removed", "messages_removed", "bytes_before", "bytes_after"}``."""
+        if before is None and keep_sessions is None:
+            raise UsageError("--prune needs --before DATE or --keep-sessions N")
+        if keep_sessions is not None and keep_sessions < 0:
+            raise UsageError("--keep-sessions must be 0 or more")
+        cutoff = timestamp(before) if before else None
+        size = self.size()
+        con = self.con
+        try:
+            with self._write():
+                sessions = con.execute("SELECT count(DISTINCT session) FROM spans").fetchone()[0]
+                doomed = set()
+                if cutoff is not None:
+                    doomed |= {r[0] for r in con.execute("SELECT n FROM spans WHERE created < ?", (cutoff,))}
+                if keep_sessions is not None:
+                    doomed |= {r[0] for r in con.execute(
+                        "SELECT n FROM spans WHERE session NOT IN (SELECT session FROM spans GROUP BY session "
+                        "ORDER BY max(n) DESC LIMIT ?)", (keep_sessions,))}
+                for n, base in con.execute("SELECT n, base FROM spans WHERE base IS NOT NULL").fetchall():
+                    if base in doomed and n not in doomed:  # (its list, whole, before its base goes)
+                        con.execute("UPDATE spans SET blobs = ?, base = NULL, shared = 0 WHERE n = ?",
+                                    (_pack(self._ids(n)), n))
+                for at in range(0, len(doomed), 500):
+                    chunk = sorted(doomed)[at:at + 500]
+                    con.execute(f"DELETE FROM spans WHERE n IN ({', '.join('?' * len(chunk))})", chunk)
+                con.execute("UPDATE spans SET parent = NULL WHERE parent IS NOT NULL AND parent NOT IN (SELECT id FROM spans)")
+                used = set()
+                for (ids,) in con.execute("SELECT blobs FROM spans").fetchall():
+                    used.update(_unpack(ids))  # (a span's own list: what it shares is its base's)
+                unused = [r[0] for r in con.execute("SELECT id FROM blobs") if r[0] not in used]
+                for at in range(0, len(unused), 500):
+                    chunk = unused[at:at + 500]
+                    con.execute(f"DELETE FROM blobs WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
+                left = con.execute("SELECT count(DISTINCT session) FROM spans").fetchone()[0]
+                if doomed:
+                    self._reindex()
+            if doomed:
+                con.execute("VACUUM")
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.DatabaseError as exc:
+            raise FileIOError(f"cannot prune archive store {self.path}: {exc}") from None
+        return {"spans_removed": len(doomed), "sessions_removed": sessions - left, "messages_removed": len(unused),
+                "bytes_before": size, "bytes_after": self.size()}
+
     def _read(self, sql: str, args: tuple = ()) -> list:
         try:
-            return self.con.execute(sql, args).fetchall()
+            return self.con.execute(sql, tuple(sql_text(a) for a in args)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise FileIOError(f"cannot read archive store {self.path}: {exc}") from None

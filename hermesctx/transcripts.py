@@ -49,9 +49,9 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
                 if env.progress is not None:
                     env.progress.watch(handle.fileno())
-                yield jsonio.decompressed(handle)
+                yield jsonio.decompressed(handle, env.input_cap)
             return
-        yield jsonio.decompressed(env.stdin)
+        yield jsonio.decompressed(env.stdin, env.input_cap)
         return
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -78,12 +78,12 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if data is not None:
-        yield _small_file(data, path)
+        yield _small_file(data, path, env)
         return
     with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
-        yield jsonio.decompressed(handle)
+        yield jsonio.decompressed(handle, env.input_cap)
 
 
 def _directory(path: str) -> BinaryIO:
@@ -95,12 +95,12 @@ def _directory(path: str) -> BinaryIO:
     return stream
 
 
-def _small_file(data: bytes, path: str) -> BinaryIO:
+def _small_file(data: bytes, path: str, env: Env) -> BinaryIO:
     """A small file read at once, as a stream of its bytes named as the file is (a session log
     finds its subagent files beside it); gzip too."""
     stream = _stdio.BytesIO(data)
     stream.name = path
-    return jsonio.decompressed(stream) if data[:2] == jsonio.GZIP_MAGIC else stream
+    return jsonio.decompressed(stream, env.input_cap) if data[:2] == jsonio.GZIP_MAGIC else stream
 
 
 def _tune_for(size: int) -> None:
@@ -454,7 +454,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                     result, rep = fn(doc.data)
                     if emit:  # (what the stage's own send path changed is said with the rest)
                         wire: dict = dict(rep.get("wire") or {}) if isinstance(rep, dict) else {}
-                        result = write_back(env, doc, result, target, wire)
+                        if not (isinstance(rep, dict) and rep.get("as_is")):  # (spill --restore's original)
+                            result = write_back(env, doc, result, target, wire)
                         if out is not None and not out.changed:
                             out.changed = result != doc.data
                         if wire:
@@ -596,7 +597,10 @@ def raw_lines(env, path, jsonl, log_check=False):
         head, first = jsonio.first_line(stream)
         line_no = len(head)
         if jsonl is None or log_check:
-            value = jsonio.try_loads(first)
+            try:
+                value = jsonio.try_loads(first)
+            except HermesctxError as err:  # (one JSON value, refused: a key twice)
+                raise err.located(f"line {line_no}") from None
             if value is jsonio.INVALID:
                 if jsonl is None:
                     yield None  # not JSON Lines: the whole input is one document
@@ -743,6 +747,8 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
     """Check each document, one line per problem on stderr (or JSON Lines on stdout), then a
     summary line; exit 1 when a counted problem was found. Shared by ``validate`` and
     ``sanitize --check``."""
+    from hermesctx.redact import redact  # (a problem quotes values of the input: a key in a role too)
+
     counted = shown = transcripts = bad = 0
     uncounted: dict[str, int] = {}
     for doc, found in located(docs, lambda doc: checker(doc.data, doc_target(doc, target), doc.line)):
@@ -764,10 +770,11 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
             if as_json:
                 row = {"line": doc.line, "transcript": transcripts, **problem.as_dict(),
                        "counted": problem.counted}
+                row["message"] = redact(row["message"]) if isinstance(row.get("message"), str) else row.get("message")
                 env.stdout.write(jsonio.dumps(row))
             else:
                 tag = "" if problem.severity == "reject" else f" ({problem.severity})"
-                env.stderr.write(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}\n")
+                env.stderr.write(redact(f"{where}{problem.path}: {problem.rule}{tag}: {problem.message}") + "\n")
         bad += any_counted
     if as_json:
         env.stdout.flush()

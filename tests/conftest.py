@@ -5,6 +5,8 @@ from __future__ import annotations
 import io as _io
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,3 +71,17 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # pragma: no cover
     pass
+
+
+PLUGIN_PACKAGE = Path(__file__).resolve().parent / "plugin_pkg"
+
+
+@pytest.fixture(scope="session")
+def plugin_dir(tmp_path_factory) -> Path:
+    """The demo plugin of tests/plugin_pkg, installed with pip (offline) once per session."""
+    target = tmp_path_factory.mktemp("plugins")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                    "--disable-pip-version-check", "--target", str(target), str(PLUGIN_PACKAGE)],
+                   check=True, capture_output=True, timeout=120)
+    assert (target / "hermesctx_demo_plugin-0.1.0.dist-info" / "entry_points.txt").is_file()
+    return target

@@ -16,18 +16,7 @@ import pytest
 from hermesctx import plugins
 from tests.conftest import EXAMPLES, ROOT, invoke
 
-PACKAGE = Path(__file__).resolve().parent / "plugin_pkg"
 SESSION = str(EXAMPLES / "coding-session.json")
-
-
-@pytest.fixture(scope="session")
-def plugin_dir(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("plugins")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-                    "--disable-pip-version-check", "--target", str(target), str(PACKAGE)],
-                   check=True, capture_output=True, timeout=120)
-    assert (target / "hermesctx_demo_plugin-0.1.0.dist-info" / "entry_points.txt").is_file()
-    return target
 
 
 def _forget() -> None:
@@ -68,8 +57,8 @@ def _last_user(messages: list) -> dict:
 
 def test_discovery_lists_the_three_groups(installed):
     assert plugins.names(plugins.STAGES) == ["badkey", "tag"]
-    assert plugins.names(plugins.SUMMARIZERS) == ["echo"]
-    assert plugins.names(plugins.ENGINES) == ["broken", "keep-last", "raises"]
+    assert plugins.names(plugins.SUMMARIZERS) == ["echo", "exits", "hangs"]
+    assert plugins.names(plugins.ENGINES) == ["broken", "exits", "hangs", "keep-last", "leaky", "raises"]
     assert {p["package"] for p in plugins.listing()} == {"hermesctx-demo-plugin 0.1.0"}
 
 
@@ -127,7 +116,7 @@ def test_unknown_engine_names_the_installed_ones(installed, tmp_path):
     result = invoke(["compress", SESSION], environ={"HERMESCTX_CONTEXT_ENGINE": "lcm"})
     assert result.status == 2
     assert result.stderr.strip() == (
-        "hermesctx: error: unknown engine 'lcm' (installed: compressor, broken, keep-last, raises); "
+        "hermesctx: error: unknown engine 'lcm' (installed: compressor, broken, exits, hangs, keep-last, leaky, raises); "
         "a plugin engine registers in the entry-point group hermesctx.engines")
 
 
@@ -141,7 +130,7 @@ def test_unknown_engine_without_plugins(plugin_dir):
 def test_unknown_summarizer_is_a_usage_error(installed):
     result = invoke(["compress", "--summarizer", "nosuch", SESSION])
     assert result.status == 2
-    assert "unknown summarizer 'nosuch' (installed: extractive, anthropic, openai, echo)" in result.stderr
+    assert "unknown summarizer 'nosuch' (installed: extractive, anthropic, openai, echo, exits, hangs)" in result.stderr
 
 
 @pytest.mark.parametrize(("engine", "message"), [
@@ -178,7 +167,7 @@ def test_unknown_stage_lists_plugin_stages(installed):
 
 def test_config_show_lists_plugins(installed):
     table = invoke(["config", "show"]).stdout.decode()
-    assert "# plugins: 6 installed" in table
+    assert "# plugins: 11 installed" in table
     assert "# engine keep-last: hermesctx_demo_plugin.engine:KeepLastEngine (hermesctx-demo-plugin 0.1.0)" in table
     shown = invoke(["config", "show", "--format", "json"]).json["plugins"]
     assert {"kind": "stage", "name": "tag", "package": "hermesctx-demo-plugin 0.1.0",

@@ -500,3 +500,493 @@ def test_run_jobs_writes_a_line_before_the_input_ends():
     rest, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert rest == b""
+
+
+# --- issue 31: gzip bombs --------------------------------------------------------------------
+
+def _bomb(head: bytes, fill: bytes, tail: bytes, inflated: int = 2 << 30) -> bytes:
+    """A gzip of ``head + fill * ... + tail`` inflating to ``inflated`` bytes, made of
+    concatenated members (a gzip reader takes them as one stream): ~2 MB for 2 GB."""
+    import gzip
+
+    block = gzip.compress(fill * ((16 << 20) // len(fill)), compresslevel=9)
+    return gzip.compress(head) + block * (inflated // (16 << 20)) + gzip.compress(tail)
+
+
+BOMBS = {
+    "string": (b'[{"role":"user","content":"', b"a", b'"}]'),
+    "newlines": (b"", b"\n", b'[{"role":"user","content":"hi"}]\n'),
+    "zeros": (b"", b"\0", b""),
+}
+
+
+
+
+@pytest.mark.parametrize("kind", sorted(BOMBS))
+@pytest.mark.parametrize("via", ["file", "pipe"])
+def test_a_gzip_bomb_is_exit_3_naming_the_cap_fast_and_small(tmp_path, kind, via):
+    bomb = _bomb(*BOMBS[kind])
+    assert len(bomb) < 4 << 20
+    path = tmp_path / "b.gz"
+    path.write_bytes(bomb)
+    # measured by a small launcher: a child forked from pytest itself would report pytest's own
+    # peak (ru_maxrss survives exec), not the command's
+    launcher = ("import resource, subprocess, sys; "
+                "p = subprocess.run(sys.argv[1:], stdin=sys.stdin, stdout=subprocess.DEVNULL); "
+                "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    start = time.monotonic()
+    with open(path, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-c", launcher, sys.executable, "-m", "hermesctx", "prune",
+                               *([str(path)] if via == "file" else [])], cwd=ROOT, capture_output=True,
+                              stdin=stdin if via == "pipe" else subprocess.DEVNULL, timeout=60)
+    seconds = time.monotonic() - start
+    status, peak = map(int, proc.stdout.split())
+    stderr = proc.stderr.decode()
+    _figures(f"gzip bomb {kind} via {via} ({len(bomb) >> 10} KB -> 2 GiB): {seconds:.2f} s, "
+             f"{peak >> 10} MB", 1, int(status == 3), int(status != 3))
+    assert status == 3, stderr
+    assert "input size cap" in stderr and "--max-input-size" in stderr and stderr.count("\n") == 1
+    assert seconds < 5
+    assert peak < 100 << 10  # KB
+
+
+def test_max_input_size_and_input_max_bytes_set_the_cap(tmp_path):
+    import gzip
+
+    doc = b'[{"role":"user","content":"' + b"x" * 5000 + b'"}]'
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(doc))
+    assert _cli("estimate", str(path)).returncode == 0  # 5 KB: under every default
+    small = _cli("prune", "--max-input-size", "4K", str(path))
+    assert small.returncode == 3 and b"input size cap (4 KiB)" in small.stderr
+    assert _cli("prune", "--max-input-size", "1M", str(path)).stdout.strip() == doc
+    config = tmp_path / "c.yaml"
+    config.write_text("input:\n  max_bytes: 4096\n")
+    by_config = _cli("prune", "--config", str(config), str(path))
+    assert by_config.returncode == 3 and b"4 KiB" in by_config.stderr
+    assert _cli("prune", "--max-input-size", "lots", str(path)).returncode == 2
+    assert _cli("config", "check", str(config)).returncode == 0
+
+
+# --- issue 31: spill then spill --restore is the original, byte for byte --------------------
+
+def _send_path_changes_these() -> bytes:
+    """Lines the send path changes as they are written: a stray tool result (no call names it),
+    two assistant turns in a row, one with a result big enough to spill, one with none."""
+    big = "row of output\n" * 2000
+    call = {"id": "call_a", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    docs = [
+        {"messages": [{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "ghost", "content": "stray"},
+                      {"role": "assistant", "content": "done"}]},
+        [{"role": "user", "content": "go"}, {"role": "assistant", "content": "first"},
+         {"role": "assistant", "content": None, "tool_calls": [call]},
+         {"role": "tool", "tool_call_id": "call_a", "content": big}, {"role": "assistant", "content": "ok"}],
+        [{"role": "user", "content": "plain"}, {"role": "assistant", "content": "nothing to change"}],
+    ]
+    return b"".join(json.dumps(d, separators=(",", ":")).encode() + b"\n" for d in docs)
+
+
+def test_spill_then_restore_gives_back_what_the_send_path_changed(tmp_path):
+    original = _send_path_changes_these()
+    directory = str(tmp_path / "spill")
+    report = tmp_path / "r.jsonl"
+    spilled = _cli("-q", "spill", "--dir", directory, "--threshold", "1000", "--report", str(report), stdin=original)
+    assert spilled.returncode == 0 and spilled.stderr == b""
+    assert spilled.stdout != original  # the stray result went, the turns were merged
+    reports = [json.loads(line) for line in report.read_text().splitlines()]
+    assert reports[0]["send_path"] == {"stray tool results dropped": 1}  # counted, -q or not
+    assert reports[1]["send_path"] == {"consecutive assistant messages merged": 1} and reports[1]["spilled"] == 1
+    assert "send_path" not in reports[2]
+    held, lost = _restored(directory, spilled.stdout, original)
+    _figures("spill | spill --restore where the send path changed lines", 3, held, lost)
+    assert lost == 0
+    strict = _cli("spill", "--strict", "--dir", directory, stdin=original)
+    assert strict.returncode == 3 and b"line 1: the send path would change" in strict.stderr
+
+
+def test_spill_then_restore_of_a_generated_batch_is_byte_identical(tmp_path):
+    batch = tmp_path / "batch.jsonl"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen.py"), "--size-mb", "8", "--seed", "31",
+                    "--out", str(batch)], check=True, capture_output=True, timeout=120)
+    original = batch.read_bytes()
+    directory = str(tmp_path / "spill")
+    spilled = _cli("-q", "spill", "--dir", directory, str(batch), timeout=120)
+    assert spilled.returncode == 0, spilled.stderr
+    held, lost = _restored(directory, spilled.stdout, original)
+    _figures("bench batch 8 MB: spill | spill --restore", held + lost, held, lost)
+    assert lost == 0
+
+
+# --- issue 31: plugins inside the boundary ---------------------------------------------------
+
+SESSION = os.path.join(ROOT, "examples", "coding-session.json")
+
+
+def _with_plugin(plugin_dir, *args, env=None, timeout=60):
+    return _cli(*args, env={"PYTHONPATH": str(plugin_dir), **(env or {})}, timeout=timeout)
+
+
+def test_an_engine_that_calls_sys_exit_is_exit_4_naming_it(plugin_dir):
+    result = _with_plugin(plugin_dir, "compress", SESSION, env={"HERMESCTX_CONTEXT_ENGINE": "exits"})
+    assert result.returncode == 4 and result.stdout == b""
+    assert result.stderr.decode() == ("hermesctx: error: engine plugin 'exits' (hermesctx-demo-plugin 0.1.0) "
+                                      "failed: it called sys.exit(0)\n")
+
+
+def test_a_hanging_engine_is_stopped_by_the_timeout(plugin_dir):
+    start = time.monotonic()
+    result = _with_plugin(plugin_dir, "compress", "--timeout", "2", SESSION, env={"HERMESCTX_CONTEXT_ENGINE": "hangs"})
+    seconds = time.monotonic() - start
+    assert result.returncode == 4 and result.stdout == b""
+    assert b"engine plugin 'hangs' (hermesctx-demo-plugin 0.1.0) did not finish within 2 s" in result.stderr
+    assert seconds < 20
+
+
+@pytest.mark.parametrize("name", ["hangs", "exits"])
+def test_a_plugin_summarizer_that_hangs_or_exits_is_inside_the_deadline(plugin_dir, name):
+    args = ["compress", "--protect-last-n", "4", "--tail-tokens", "200", "--summarizer", name, "--timeout", "2"]
+    start = time.monotonic()
+    fell_back = _with_plugin(plugin_dir, *args, SESSION)
+    assert time.monotonic() - start < 20
+    assert fell_back.returncode == 0, fell_back.stderr  # the extractive summarizer stood in, said so
+    assert f"summarizer plugin '{name}'".encode() in fell_back.stderr and b"[CONTEXT COMPACTION" in fell_back.stdout
+    refused = _with_plugin(plugin_dir, *args, "--no-fallback", SESSION)
+    assert refused.returncode == 4 and refused.stdout == b"" and refused.stderr.count(b"\n") == 1
+    assert f"summarizer plugin '{name}'".encode() in refused.stderr
+
+
+def test_a_plugin_error_quoting_a_key_is_printed_masked(plugin_dir, tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("context:\n  engine: leaky\n")
+    for result in (_with_plugin(plugin_dir, "config", "check", str(config)),
+                   _with_plugin(plugin_dir, "compress", "--config", str(config), SESSION)):
+        assert b"engine plugin 'leaky'" in result.stderr and result.returncode in (1, 4)
+        assert b"sk-proj-demo0123456789" not in result.stderr
+
+
+# --- issue 31: the store takes what the readers take -----------------------------------------
+
+def _surrogate_session(n: int = 30) -> bytes:
+    messages = [{"role": "system", "content": "sys"}]
+    for i in range(n):
+        messages += [{"role": "user", "content": f"question {i} \ud800 lone " + "x" * 400},
+                     {"role": "assistant", "content": f"answer {i} \udfff " + "y" * 400}]
+    return json.dumps(messages).encode()  # (ensure_ascii: the surrogates as \ud800 escapes)
+
+
+def test_the_store_takes_lone_surrogates_and_gives_them_back_byte_for_byte(tmp_path, cli):
+    raw = _surrogate_session()
+    store = str(tmp_path / "a.sqlite")
+    done = cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"], raw)
+    assert done.status == 0, done.stderr
+    hits = cli(["recall", "--archive", store, "question 3"])
+    assert hits.status == 0, hits.stderr
+    (hit,) = [h for h in hits.json if h["kind"] == "message"]
+    assert "\\ud800" in hit["snippet"]
+    back = cli(["recall", "--archive", store, "--expand", hit["span"]])
+    assert back.status == 0 and back.json == json.loads(raw)
+    assert cli(["recall", "--archive", store, "lone \udc80"]).status in (0, 1)  # (argv's undecodable bytes)
+
+
+# --- issue 31: depth up to the readers' limit is written, past it refused ------------------
+
+def _deep(depth: int) -> bytes:
+    """A transcript whose messages nest ``depth`` levels deep (its list and message: 2 more)."""
+    return (b'[{"role":"user","content":"hi","x":' + b"[" * depth + b"]" * depth + b'},'
+            b'{"role":"assistant","content":"ok","y":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}]")
+
+
+@pytest.mark.parametrize("depth", [985, 1000, 1020, 1022, 1030])
+@pytest.mark.parametrize("command", [["prune"], ["sanitize"], ["estimate"], ["compress"], ["cache-mark"],
+                                     ["validate"], ["convert", "--to", "anthropic"], ["trajectory"], ["run"]])
+def test_deep_nesting_is_written_or_refused_never_a_crash(cli, depth, command):
+    for raw, levels in ((_deep(depth), depth + 2), (_deep(depth).replace(b"[{", b'{"messages":[{', 1) + b"}", depth + 3)):
+        result = cli(command, raw)
+        assert result.status in (0, 1, 3), result.stderr  # (validate: 1 for a finding)
+        assert (result.status == 3) == (levels > 1024), result.stderr  # the readers' limit: 1,024 levels
+        if result.status == 3:
+            assert "nesting too deep" in result.stderr
+        elif command[0] not in ("estimate", "validate"):
+            assert result.stdout.strip()
+
+
+def test_the_writer_refuses_what_no_reader_here_takes():
+    from hermesctx import jsonio
+    from hermesctx.errors import InputError
+
+    value: list = []
+    for _ in range(1023):
+        value = [value]
+    assert jsonio.loads(jsonio.dumps(value)) == value  # 1,024 levels: written, and read back
+    with pytest.raises(InputError, match="nesting too deep to write"):
+        jsonio.dumps([value])
+
+
+# --- issue 31: recall bounds its query and its limit; migrate goes past what is no archive ---
+
+@pytest.fixture
+def small_store(tmp_path, cli):
+    store = str(tmp_path / "a.sqlite")
+    assert cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"],
+               _surrogate_session()).status == 0
+    return store
+
+
+def test_recall_refuses_a_query_past_its_bounds_at_once(cli, small_store):
+    for query in ("x" * 105_000, " ".join(f"w{i}" for i in range(33)), " ".join("a.b.c.d.e.f.g.h.i" for _ in range(30))):
+        start = time.monotonic()
+        result = cli(["recall", "--archive", small_store, query])
+        assert result.status == 2 and "at most" in result.stderr, result.stderr
+        assert time.monotonic() - start < 2
+    widest = " ".join(f"question{i}/{'y' * 20}" for i in range(32))[:1000]
+    start = time.monotonic()
+    assert cli(["recall", "--archive", small_store, widest]).status == 1  # no hit, as grep
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("limit", ["99999999999999999999", "1001", "0"])
+def test_recall_limit_out_of_range_is_a_usage_error(cli, small_store, limit):
+    result = cli(["recall", "--archive", small_store, "--limit", limit, "question"])
+    assert result.status == 2 and "--limit" in result.stderr
+
+
+def test_recall_migrate_goes_past_a_directory_named_like_an_archive(cli, tmp_path):
+    import hashlib
+
+    archives = tmp_path / "archive"
+    archives.mkdir()
+    (archives / ("0" * 32 + ".jsonl")).mkdir()
+    data = b'{"role":"user","content":"kept in a real archive"}\n'
+    (archives / (hashlib.sha256(data).hexdigest()[:32] + ".jsonl")).write_bytes(data)
+    result = cli(["recall", "--migrate", str(archives), "--archive", str(tmp_path / "m.sqlite")])
+    assert result.status == 0, result.stderr
+    assert result.json["imported"] == 1 and len(result.json["refused"]) == 1
+    assert "not a regular file" in result.json["refused"][0]
+
+
+# --- issue 31: what no API accepts is refused, naming the line (--lenient: as Hermes) ---------
+
+ODD_SHAPES = {
+    "content 5": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":5}]\n',
+    "content {}": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":{}}]\n',
+    "tool_calls abc": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":"q"},'
+                      b'{"role":"assistant","content":"x","tool_calls":"abc"}]\n',
+    "duplicate key": b'[{"role":"user","content":"hi"}]\n[{"role":"user","content":"a","content":"b"}]\n',
+    "duplicate key, spaced": b'[{"role": "user", "content": "hi"}]\n[{"role": "user", "x": {"k": 1, "k": 2}, "content": "a"}]\n',
+}
+SHAPE_COMMANDS = [["prune"], ["sanitize"], ["compress"], ["cache-mark"], ["spill", "--dir", "SPILL"],
+                  ["convert", "--to", "anthropic"], ["convert", "--to", "sharegpt"], ["run"], ["estimate"]]
+
+
+@pytest.mark.parametrize("shape", sorted(ODD_SHAPES))
+@pytest.mark.parametrize("command", SHAPE_COMMANDS, ids=lambda c: c[0] + ("-" + c[-1] if len(c) > 1 else ""))
+def test_odd_shapes_are_refused_naming_the_line(cli, tmp_path, shape, command):
+    command = [str(tmp_path / "spill") if arg == "SPILL" else arg for arg in command]
+    result = cli(command, ODD_SHAPES[shape])
+    assert result.status == 3, (result.status, result.stderr)
+    assert "line 2: " in result.stderr and result.stderr.count("hermesctx: error") == 1
+
+
+@pytest.mark.parametrize("shape", ["content 5", "duplicate key"])
+def test_lenient_reads_odd_shapes_as_hermes_does(cli, shape):
+    result = cli(["sanitize", "--lenient"], ODD_SHAPES[shape])
+    assert result.status == 0, result.stderr
+    if shape == "duplicate key":
+        assert result.lines[1][0]["content"] == "b"  # the last wins, as in Hermes
+
+
+def test_validate_refuses_a_duplicate_key_and_masks_what_it_quotes(cli):
+    assert cli(["validate"], ODD_SHAPES["duplicate key"]).status == 3
+    secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    doc = json.dumps([{"role": secret, "content": "x"}])
+    for args in (["validate", "--lenient"], ["validate", "--lenient", "--format", "json"]):
+        result = cli(args, doc)
+        assert result.status == 1 and "Invalid value" in result.stderr + result.stdout.decode()
+        assert secret not in result.stderr and secret.encode() not in result.stdout
+
+
+def test_convert_to_sharegpt_refuses_messages_that_are_no_list(cli):
+    result = cli(["convert", "--to", "sharegpt"], b'{"messages":"hello"}\n')
+    assert result.status == 3 and result.stdout == b""
+    assert "line 1: messages: expected an array, got a string" in result.stderr
+
+
+# --- issue 31: config check reads JSON with the JSON parser ---------------------------------
+
+def test_config_check_of_a_40_mb_json_file_is_fast(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"compression": {"threshold": 0.5}, "toolsets": {"big": ["x" * 100] * 400_000}}))
+    start = time.monotonic()
+    result = _cli("config", "check", str(path), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - start < 15  # (the YAML parser: minutes)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"compression": {"threshold": 7}}')
+    assert _cli("config", "check", str(bad)).returncode == 1
+
+
+# --- issue 31: the redactor learns prose passwords and GCP key ids -----------------------------
+
+PROSE_SECRETS = [
+    ("the password is hunter2", "hunter2"),
+    ("The root password for the db server is S3cr3t-99.", "S3cr3t-99"),
+    ("Your password has been set to P@ssw0rd2024", "P@ssw0rd2024"),
+    ("the passphrase was `correct horse`", "correct horse"),
+    ("my password was Tr0ub4dor&3!", "Tr0ub4dor&3"),
+    ("password is 1234", "1234"),
+    ('"private_key_id": "0123456789abcdef0123456789abcdef01234567",', "0123456789abcdef0123456789abcdef01234567"),
+    ("private_key_id: 0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"),
+]
+PROSE_BENIGN = [
+    "the password is incorrect", "The password is required.", "password is too short",
+    "the password is ${DB_PASSWORD}", "the password is set in the vault", "the password is a secret",
+    "password was reset by admin", "the password is 8 characters long", "Passing the test: the pass is in line 3.",
+    "the password field is validated on submit", "private_key_id is the id of the key (see docs)",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PROSE_SECRETS)
+def test_prose_passwords_and_key_ids_are_masked(text, secret):
+    from hermesctx.redact import redact
+
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", PROSE_BENIGN)
+def test_ordinary_prose_about_passwords_is_left_alone(text):
+    from hermesctx.redact import redact
+
+    assert redact(text) == text
+
+
+def test_a_prose_password_reaches_no_spill_preview_or_recall_snippet(cli, tmp_path):
+    secret = "Zq8-mellon-42"
+    result = "line\n" * 50 + f"the password is {secret} for the staging db\n" + "row\n" * 40_000
+    doc = [{"role": "user", "content": "go"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+           {"role": "tool", "tool_call_id": "call_1", "content": result}]
+    spilled = cli(["spill", "--dir", str(tmp_path / "spill"), "--threshold", "1000"], doc)
+    assert spilled.status == 0 and "persisted-output" in spilled.stdout.decode()
+    assert secret not in spilled.stdout.decode()
+    messages = [{"role": "system", "content": "sys"}]
+    for i in range(20):
+        messages += [{"role": "user", "content": f"step {i}: the password is {secret} " + "x" * 300},
+                     {"role": "assistant", "content": f"ok {i} " + "y" * 300}]
+    store = str(tmp_path / "a.sqlite")
+    compressed = cli(["compress", "--archive", store, "--protect-last-n", "4", "--tail-tokens", "100"], messages)
+    assert compressed.status == 0
+    summaries = [m["content"] for m in compressed.json if is_summary_content(m.get("content"))]
+    assert summaries and all(secret not in text for text in summaries)  # (the kept tail is verbatim)
+    hits = cli(["recall", "--archive", store, "staging password step"])
+    assert secret not in hits.stdout.decode()
+    hits = cli(["recall", "--archive", store, "password"])
+    assert hits.status == 0 and secret not in hits.stdout.decode()
+
+
+# --- issue 31: a bounded archive ------------------------------------------------------------
+
+def _session(count: int = 2000) -> list:
+    from tests.transcripts import TranscriptGen
+
+    messages = [{"role": "system", "content": "You are Hermes, a coding agent."}]
+    seed = 0
+    while len(messages) < count:
+        messages += [m for m in TranscriptGen(seed).transcript(8)
+                     if m.get("role") in ("user", "assistant", "tool") and isinstance(m.get("content"), (str, type(None)))]
+        seed += 1
+    return messages[:count]
+
+
+def test_ten_compactions_of_one_session_cost_about_one_copy(tmp_path):
+    """Compaction k compacts the session's first 200k messages (the session as it grows), all
+    into one store: it holds each message once, so ten cost <= 1.3x the input of the last."""
+    from hermesctx.store import Store
+
+    messages = _session()
+    path = str(tmp_path / "a.sqlite")
+    spans = []
+    for k in range(1, 11):
+        doc = json.dumps(messages[:200 * k], separators=(",", ":")).encode()
+        result = _cli("-q", "compress", "--lenient", "--archive", path, "--protect-last-n", "20", stdin=doc, timeout=120)
+        assert result.returncode == 0, result.stderr
+        spans.append(json.loads(result.stdout))
+    with Store.open(path) as store:
+        store.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        stats = store.stats()
+        listed = store.spans()
+        assert [json.loads(b) for b in store.expand_bytes(listed[-1]["span"])] == messages  # byte for byte
+        assert [json.loads(b) for b in store.expand_bytes(listed[3]["span"])] == messages[:800]
+    ratio = stats["bytes"] / len(doc)
+    print(f"\nten compactions of a 2,000-message session: input {len(doc):,} bytes, store {stats['bytes']:,} "
+          f"bytes = {ratio:.2f}x; {stats['messages']:,} messages stored as {stats['unique_messages']:,}")
+    assert stats["spans"] == 10 and stats["unique_messages"] <= 2000
+    assert ratio <= 1.3
+    stats_line = _cli("recall", "--stats", "--archive", path)
+    assert stats_line.returncode == 0 and json.loads(stats_line.stdout)["spans"] == 10
+
+
+def test_prune_before_and_keep_sessions_then_vacuum(tmp_path, cli):
+    path = str(tmp_path / "a.sqlite")
+    from hermesctx.store import Store
+
+    session = _session(300)
+    with Store.open(path) as store:
+        first = store.add(session[:100], session="one", summary="first", created="2026-01-01T00:00:00Z")
+        second = store.add(session[:200], session="one", summary="second", created="2026-02-01T00:00:00Z")
+        third = store.add(session[100:300], session="two", summary="third", created="2026-03-01T00:00:00Z")
+    before = os.path.getsize(path)
+    result = cli(["recall", "--prune", "--before", "2026-01-15", "--archive", path])
+    assert result.status == 0 and result.json["spans_removed"] == 1, result.stderr
+    with Store.open(path) as store:
+        assert [s["span"] for s in store.spans()] == [second, third]
+        assert [json.loads(b) for b in store.expand_bytes(second)] == session[:200]  # (its base went: kept whole)
+        assert store.search("second")[0]["span"] == second
+    result = cli(["recall", "--prune", "--keep-sessions", "1", "--archive", path])
+    assert result.status == 0 and result.json["sessions_removed"] == 1
+    with Store.open(path) as store:
+        assert [s["span"] for s in store.spans()] == [third]
+        assert [json.loads(b) for b in store.expand_bytes(third)] == session[100:300]
+        assert store.stats()["unique_messages"] <= 200
+    assert os.path.getsize(path) < before and first not in json.dumps(cli(["recall", "--stats", "--archive", path]).json)
+    assert cli(["recall", "--prune", "--archive", path]).status == 2  # (neither --before nor --keep-sessions)
+
+
+V1_SCHEMA = """
+CREATE TABLE blobs (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE spans (id TEXT PRIMARY KEY, session TEXT NOT NULL, parent TEXT, created TEXT NOT NULL,
+    messages INTEGER NOT NULL, compressed INTEGER, start INTEGER, "end" INTEGER, summary TEXT NOT NULL, source TEXT);
+CREATE TABLE span_messages (span TEXT NOT NULL, position INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (span, position));
+CREATE TABLE texts (id INTEGER PRIMARY KEY, session TEXT NOT NULL, hash TEXT NOT NULL, span TEXT NOT NULL,
+    position INTEGER NOT NULL, role TEXT, tool TEXT, created TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (session, hash));
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_version_1_store_is_migrated_and_answers_as_before(tmp_path, cli):
+    import hashlib
+    import sqlite3
+
+    from hermesctx.store import Store
+
+    path = str(tmp_path / "v1.sqlite")
+    messages = [{"role": "user", "content": "where is the flux capacitor config"},
+                {"role": "assistant", "content": "in src/flux.py, line 88"}]
+    con = sqlite3.connect(path)
+    con.executescript(V1_SCHEMA)
+    con.execute("INSERT INTO spans VALUES ('hx-0123456789ab', 's-1', NULL, '2026-01-01T00:00:00Z', 2, 1, 0, 2, "
+                "'talked about the flux capacitor', NULL)")
+    for position, msg in enumerate(messages):
+        blob = json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+        digest = hashlib.sha256(blob).hexdigest()
+        con.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
+        con.execute("INSERT INTO span_messages VALUES ('hx-0123456789ab', ?, ?)", (position, digest))
+    con.commit()
+    con.close()
+    hits = cli(["recall", "--archive", path, "flux.py"])
+    assert hits.status == 0 and hits.json[0]["span"] == "hx-0123456789ab" and hits.json[0]["position"] == 1
+    expanded = cli(["recall", "--archive", path, "--expand", "hx-0123456789ab"])
+    assert expanded.json == messages
+    with Store.open(path) as store:
+        assert store.con.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.span("hx-0123456789ab")["summary"] == "talked about the flux capacitor"

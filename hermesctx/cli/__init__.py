@@ -125,11 +125,18 @@ def _click(name: str) -> type[BaseException]:
     return getattr(click.exceptions, name, _NeverRaised)  # NoArgsIsHelpError: click >= 8.2
 
 
+# Python frames the deepest input may need: the JSON readers take 1,024 levels of nesting
+# (jsonio.READ_DEPTH), and a walk over a value may spend up to three frames a level.
+_STACK = 4000
+
+
 def guarded(args: list[str], env, call) -> int:
     """Run ``call()`` (a command line against ``env``) inside the error boundary; return the exit
     status (never raises). Both paths use it: click's (:func:`run`) and the fast one."""
     from hermesctx.cli.runner import NotFast, command_line
 
+    if sys.getrecursionlimit() < _STACK:  # the readers take 1,024 levels: every walk must too
+        sys.setrecursionlimit(_STACK)
     try:
         try:
             with command_line(env):

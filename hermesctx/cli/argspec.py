@@ -10,6 +10,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--method': ('method', 'value', ('choice', ('exact', 'rough')), False),
             '--encoding': ('encoding', 'value', ('choice', ('o200k_base', 'cl100k_base')), False),
             '--usage': ('usage_path', 'value', ('path', True, False, False, True, False, False, False), False),
@@ -44,6 +45,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--protect-last-n': ('protect_last_n', 'value', ('int', 0, None), False),
             '--tail-tokens': ('tail_tokens', 'value', ('int', 0, None), False),
             '--dry-run': ('dry_run', 'set', True),
@@ -78,6 +80,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--stub': ('stub', 'set', True),
             '--check': ('check', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex', 'opencode', 'opencode-go', 'openhands', 'cline', 'aider', 'opencode-run')), False),
@@ -101,6 +104,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--keep-going': ('keep_going', 'set', True),
             '--target': ('target', 'value', ('choice', ('openai', 'anthropic')), False),
             '--strict': ('strict', 'set', True),
@@ -120,6 +124,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--summarizer': ('summarizer', 'value', ('text',), False),
             '--summary-model': ('summary_model', 'value', ('text',), False),
             '--base-url': ('base_url', 'value', ('text',), False),
@@ -170,6 +175,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--ttl': ('ttl', 'value', ('text',), False),
             '--strategy': ('strategy', 'value', ('choice', ('system_and_3', 'none')), False),
             '--native-anthropic': ('native', 'set', True),
@@ -199,6 +205,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--usage-format': ('usage_format', 'value', ('choice', ('anthropic', 'openai', 'codex')), False),
             '--provider': ('usage_format__provider', 'value', ('choice', ('anthropic', 'openai', 'codex')), False),
             '--model': ('model', 'value', ('text',), False),
@@ -221,12 +228,14 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--dir': ('directory', 'value', ('path', False, True, False, True, False, False, False), False),
             '--result-threshold': ('thresholds', 'value', ('text',), True),
             '--threshold': ('thresholds__threshold', 'value', ('text',), True),
             '--turn-budget': ('turn_budget', 'value', ('int', 1, None), False),
             '--restore': ('restore', 'set', True),
             '--dry-run': ('dry_run', 'set', True),
+            '--strict': ('strict', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex', 'opencode', 'opencode-go', 'openhands', 'cline', 'aider', 'opencode-run')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),
             '--all-segments': ('all_segments', 'set', True),
@@ -245,7 +254,7 @@ COMMANDS = {
             '--config': ('config_path', 'value', ('path', True, False, False, True, False, False, False), False),
         },
         'argument': ('input', ('path', True, True, False, True, False, False, True)),
-        'defaults': {'input': (), 'jsonl': None, 'directory': None, 'thresholds': (), 'thresholds__threshold': (), 'turn_budget': None, 'restore': False, 'dry_run': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'config_path': None},
+        'defaults': {'input': (), 'jsonl': None, 'directory': None, 'thresholds': (), 'thresholds__threshold': (), 'turn_budget': None, 'restore': False, 'dry_run': False, 'strict': False, 'source': 'auto', 'include_sidechains': False, 'all_segments': False, 'target': None, 'pretty': False, 'in_place': False, 'backup': False, 'report': None, 'keep_going': None, 'model': None, 'context_length': None, 'provider': None, 'config_path': None},
         'envvars': ('HERMESCTX_CONFIG',),
     },
     'trajectory': {
@@ -284,6 +293,7 @@ COMMANDS = {
         'options': {
             '--jsonl': ('jsonl', 'set', True),
             '--no-jsonl': ('jsonl', 'set', False),
+            '--max-input-size': (None, 'click'),
             '--keep-going': ('keep_going', 'set', True),
             '--from': ('source', 'value', ('choice', ('auto', 'openai', 'anthropic', 'responses', 'sharegpt', 'claude-code', 'codex', 'opencode', 'opencode-go', 'openhands', 'cline', 'aider', 'opencode-run')), False),
             '--include-sidechains': ('include_sidechains', 'set', True),

@@ -29,7 +29,24 @@ input_options = _stack(
     click.argument("input", nargs=-1, metavar="[FILE]...", type=click.Path(allow_dash=True)),
     click.option("--jsonl/--no-jsonl", "jsonl", default=None,
                  help="Treat input as JSON Lines, one transcript per line (default: detected)."),
+    click.option("--max-input-size", metavar="SIZE", expose_value=False, callback=lambda ctx, param, value:
+                 _max_input(value),
+                 help="What gzip input may inflate to (bytes, or 512M, 4G; config input.max_bytes; default: "
+                      "4 GiB, and at most 64x the compressed size); past it: exit 3."),
 )
+
+
+def _max_input(value: str | None) -> None:
+    """``--max-input-size``: on the command line's environment (read when gzip input opens)."""
+    if value is None:
+        return
+    from hermesctx.cli.runner import get_env
+    from hermesctx.jsonio import parse_size
+
+    size = parse_size(value)
+    if size is None:
+        raise click.BadParameter(f"{value!r} is not a size (bytes, or 512M, 4G)")
+    get_env().max_input = size
 
 output_options = _stack(
     click.option("--pretty", is_flag=True, help="Indent the JSON output."),

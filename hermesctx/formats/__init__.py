@@ -280,6 +280,8 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
         raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
     messages = doc.get("messages") if isinstance(doc, dict) else doc
     if not isinstance(messages, list):
+        if isinstance(doc, dict) and "messages" in doc:  # (never a silently empty document)
+            raise InputError(f"messages: expected an array, got {type_name(messages)}")
         return doc
     for i, msg in enumerate(messages):
         if isinstance(msg, dict) and (msg.get("tool_calls") or msg.get("tool_call_id") is not None):
@@ -378,7 +380,10 @@ def open_log(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None = None,
     head, first = jsonio.first_line(stream)
     log = source if source in LOG_FORMATS else None
     if log is None:
-        value = jsonio.try_loads(first)
+        try:
+            value = jsonio.try_loads(first)
+        except InputError as err:  # (one JSON value, refused: a key twice)
+            raise err.located(f"line {len(head)}") from None
         if value is jsonio.INVALID:
             return Rest(head, stream)
         log = detect_line(value)

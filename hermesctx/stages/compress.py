@@ -656,7 +656,7 @@ def _engine_stage(name: str, options: Options, ctx, settings, summarizer, direct
     if directory:  # the archive is written by the built-in compressor, from its own middle
         raise UsageError(f"--archive (archive.path, archive.dir) works with the built-in compressor, not the engine {name!r}",
                          hint="set context.engine: compressor, or leave the archive to the engine")
-    plugin, engine = plugins.engine(name)
+    plugin, engine = plugins.engine(name, settings["auxiliary.compression.timeout"])
 
     def run(doc):
         budgets = ctx.budgets(settings, doc)[0]

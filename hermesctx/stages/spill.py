@@ -29,7 +29,7 @@ import os
 import stat
 
 from hermesctx import lazyre
-from hermesctx.errors import FileIOError, UsageError
+from hermesctx.errors import FileIOError, InputError, UsageError
 from hermesctx.messages import check_messages, messages_of, with_messages
 from hermesctx.options import ModelOptions, flags, option
 from hermesctx.record import field, record
@@ -49,6 +49,7 @@ _UNSAFE = lazyre.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_STEM = 120
 _SAVED_TO = lazyre.compile(r"^Full output saved to: (.*)$", lazyre.MULTILINE)
 REPLACED_DIR = ".replaced"  # earlier contents of files a later result with the same name took
+SENT_DIR = ".sent"  # transcripts as spill made them, where the send path changed them (restore)
 INDEX = ".index"  # "sha256(block) sha256(content)" per line; also the lock file of the directory
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -170,7 +171,7 @@ class Writer:
         self.private = private
         self.replaced: list[str] = []
         self._pid = None  # the process that opened the descriptors below (reopened after fork)
-        self._dir = self._index = self._kept = None
+        self._dir = self._index = self._kept = self._sent = None
         self._recorded: set = set()
 
     def _open(self) -> None:
@@ -182,11 +183,11 @@ class Writer:
             os.makedirs(self.directory, exist_ok=True)
         self._dir = os.open(self.directory, os.O_RDONLY | _CLOEXEC | getattr(os, "O_DIRECTORY", 0))
         self._index = _open_nofollow(INDEX, os.O_RDWR | os.O_CREAT | os.O_APPEND, self._dir, self.directory)
-        self._kept, self._recorded, self._pid = None, set(), os.getpid()
+        self._kept, self._sent, self._recorded, self._pid = None, None, set(), os.getpid()
 
     def __del__(self) -> None:
         if self._pid == os.getpid():
-            for fd in (self._dir, self._index, self._kept):
+            for fd in (self._dir, self._index, self._kept, self._sent):
                 if fd is not None:
                     try:
                         os.close(fd)
@@ -222,6 +223,38 @@ class Writer:
         except OSError as exc:
             raise FileIOError(f"cannot write spill file {path}: {exc.strerror or exc}") from None
         return path, block
+
+    def keep_document(self, sent: bytes, before: bytes) -> str:
+        """Keep ``before`` (a transcript as spill made it) for the one the send path made of it
+        (``sent``: what is written, which merged or dropped messages), so :func:`restore` gives
+        the original back: ``.sent/<sha256(before)>``, and the line ``d sha256(sent)
+        sha256(before)`` in the index. Its path."""
+        import fcntl
+
+        digest = _hash(before)
+        path = os.path.join(self.directory, SENT_DIR, digest)
+        try:
+            self._open()
+            fcntl.flock(self._index, fcntl.LOCK_EX)
+            try:
+                if self._sent is None:
+                    try:
+                        os.mkdir(SENT_DIR, 0o700, dir_fd=self._dir)
+                    except FileExistsError:
+                        pass
+                    self._sent = _open_nofollow(SENT_DIR, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0),
+                                                self._dir, os.path.dirname(path))
+                if _read_at(digest, self._sent, path) != before:
+                    _put(digest, before, self._sent)
+                line = f"d {_hash(sent)} {digest}\n"
+                if line not in self._recorded:
+                    os.write(self._index, line.encode("ascii"))
+                    self._recorded.add(line)
+            finally:
+                fcntl.flock(self._index, fcntl.LOCK_UN)
+        except OSError as exc:
+            raise FileIOError(f"cannot write spill file {path}: {exc.strerror or exc}") from None
+        return path
 
     def _keep(self, name: str, old: bytes) -> None:
         if self._kept is None:
@@ -500,8 +533,24 @@ class _Index:
             self._entries = _load_index(self.directory)
         return self._entries.get(block)
 
-    def replaced(self, name: str) -> bytes | None:
-        where = os.path.join(self.directory, REPLACED_DIR)
+    def document(self, doc: Any) -> Any:
+        """The transcript spill made, which the send path changed into ``doc`` (as it was
+        kept), or None."""
+        if self._entries is None:
+            self._entries = _load_index(self.directory)
+        if DOCUMENTS not in self._entries:
+            return None
+        from hermesctx import jsonio
+
+        contents = self._entries.get(_hash(jsonio.dumps(doc)))
+        if not contents or len(contents) != 1:
+            return None
+        (digest,) = contents
+        data = self.replaced(digest, SENT_DIR)
+        return jsonio.loads(data) if data is not None and _hash(data) == digest else None
+
+    def replaced(self, name: str, under: str = REPLACED_DIR) -> bytes | None:
+        where = os.path.join(self.directory, under)
         fd = _open_existing(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), None, where)
         if fd is None:
             return None
@@ -511,6 +560,7 @@ class _Index:
             os.close(fd)
 
 
+DOCUMENTS = "documents"  # in _load_index's entries: whether any transcript was kept (no hash is this)
 _INDEXES: dict = {}  # (directory, device, inode) -> (bytes read, entries): an index only grows
 
 
@@ -531,6 +581,9 @@ def _load_index(directory: str) -> dict:
     data = data[:data.rfind(b"\n") + 1]  # a line being appended right now is read next time
     for line in data.decode("ascii", errors="replace").splitlines():
         block, _, content = line.partition(" ")
+        if block == "d":  # a transcript the send path changed (Writer.keep_document)
+            block, _, content = content.partition(" ")
+            entries[DOCUMENTS] = True
         if len(block) == 64 and len(content) == 64:
             entries.setdefault(block, set()).add(content)
     _INDEXES[key] = (done + len(data), entries)
@@ -546,6 +599,9 @@ def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
     missing: list[str] = []
     out = []
     restored = 0
+    kept = index.document(doc)
+    if kept is not None:  # the send path changed it: the transcript as spill made it
+        doc, messages = kept, messages_of(kept)
     for msg in messages:
         content = msg.get("content")
         if msg.get("role") == "tool" and isinstance(content, str):
@@ -566,7 +622,10 @@ def restore(doc: Any, *, directory: str | None = None) -> tuple[Any, dict]:
             if blocks is not None:
                 msg = {**msg, "content": blocks}
         out.append(msg)
-    return with_messages(doc, out), {"restored": restored, "missing": missing}
+    report = {"restored": restored, "missing": missing}
+    if kept is not None:
+        report["as_is"] = True  # (written as it was read: the send path would change it again)
+    return with_messages(doc, out), report
 
 
 def _n(count: int, noun: str) -> str:
@@ -582,7 +641,9 @@ def describe(report: dict) -> str:
     replaced = report.get("replaced")
     return (f"spilled {_n(report['spilled'], 'tool result')} ({report['by_turn_budget']} by the turn budget) "
             f"to {report['dir']}; {report['chars_before']:,} -> {report['chars_after']:,} chars"
-            + (f"; replaced {_n(len(replaced), 'file')} of the same name" if replaced else ""))
+            + (f"; replaced {_n(len(replaced), 'file')} of the same name" if replaced else "")
+            + ("; the send path changed it (" + ", ".join(f"{what}: {n}" for what, n in report["send_path"].items())
+               + "): the original is kept for --restore" if report.get("send_path") else ""))
 
 
 @record(frozen=True)
@@ -603,6 +664,10 @@ class Options(ModelOptions):
                                 "sha256 DIR/.index recorded for that block).")
     dry_run: bool = option(False, flag="--dry-run", kind=bool,
                            help="Report what would be spilled; write no file, output the input.")
+    strict: bool = option(False, flag="--strict", kind=bool,
+                          help="Refuse (exit 3) a transcript the send path would change (a stray tool "
+                               "result dropped, consecutive turns merged); without it the original is "
+                               "kept in DIR/.sent for --restore, and the change is counted in the report.")
 
 
 def build(options: Options, ctx):
@@ -637,9 +702,32 @@ def build(options: Options, ctx):
             for path in rep["files"]:
                 ctx.env.info(f"would write {path}")
             return doc, rep
+        changes = _send_path_changes(new, writer)
+        if changes:
+            if options.strict:
+                raise InputError("the send path would change this transcript (" + "; ".join(
+                    f"{what}: {n}" for what, n in changes.items()) + ")",
+                    hint="without --strict it is written as a request, and --restore gives the original back")
+            rep["send_path"] = changes  # (also warned by the writer, as "wire: ...": -q or not, counted here)
         return new, rep
 
     return run
+
+
+def _send_path_changes(new: Any, writer: Writer) -> dict:
+    """What the send path changes in ``new`` (a spilled transcript) as it is written
+    (:mod:`hermesctx.wire.send`: stray results dropped, turns merged, ...): ``{what: n}``, empty
+    when nothing. When something, ``new`` is kept in the directory (:meth:`Writer.keep_document`)
+    under the hash of what is written, so :func:`restore` gives it back whole."""
+    from hermesctx import jsonio
+    from hermesctx.messages import detect_format
+    from hermesctx.wire import send
+
+    counts: dict = {}
+    sent = send.request(new, detect_format(new), counts)
+    if counts:
+        writer.keep_document(jsonio.dumps(sent), jsonio.dumps(new))
+    return counts
 
 
 def parse_thresholds(values, configured: dict | None) -> tuple[int | None, dict]:

@@ -268,8 +268,12 @@ def openai_ready(messages: list) -> bool:
         prev_role = role
         if len(msg) != known and not plain(msg) and _internal_key(msg):  # (all seen: no set built)
             return False
-        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
-            return False
+        if isinstance(content, list):
+            if _openai_parts(content, role == "tool", {}) is not content:
+                return False
+        elif content.__class__ is not str and content is not None and content is not _ABSENT and not (
+                content.__class__ is dict and content.get("_multimodal")):
+            return False  # (content of no API's shape: the caller's check words it)
     return not pending
 
 

@@ -200,7 +200,8 @@ def test_rough_measures_whatever_hermes_measures():
     odd = [{"role": "assistant", "content": None}, {"role": "user", "content": 12345},
            {"role": "user", "content": True}, "just a string", 42, None]
     r = invoke(["estimate", "--method", "rough", "--per-message", "--context-length", "1000"], odd)
-    assert r.status == 3 and r.stderr.endswith("messages[3]: expected a message object, got a string\n")  # D14
+    assert r.status == 3 and r.stderr.endswith("messages[1]: content must be a string or a list of parts, got a "
+                                               "number; no provider API accepts it (--lenient reads it as Hermes does)\n")  # D14, issue 31
     r = invoke(["estimate", "--lenient", "--method", "rough", "--per-message", "--context-length", "1000"], odd)
     assert r.status == 0
     assert r.json["tokens"]["total"] == r.json["tokens"]["messages"] == 31

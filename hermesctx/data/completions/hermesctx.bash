@@ -21,46 +21,46 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --method --encoding --usage --per-message --format --sort --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --keep-going --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --method --encoding --usage --per-message --format --sort --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --keep-going --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "prune")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --protect-last-n --tail-tokens --dry-run --clear-thinking --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --protect-last-n --tail-tokens --dry-run --clear-thinking --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --stub --check --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --help";;
+        words="--jsonl --no-jsonl --max-input-size --stub --check --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --help";;
     "validate")
         case "$prev" in
             --target) COMPREPLY=($(compgen -W "openai anthropic" -- "$cur")); return;;
             --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --keep-going --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
+        words="--jsonl --no-jsonl --max-input-size --keep-going --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
     "compress")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --explain --min-gain --min-saving-usd --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --summarizer --summary-model --base-url --api-key --timeout --fallback --no-fallback --focus --protect-first-n --protect-last-n --tail-tokens --if-needed --archive --session --expand --explain --min-gain --min-saving-usd --hermes-note --no-hermes-note --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --config --help";;
     "normalize-usage")
         case "$prev" in
             --usage-format) COMPREPLY=($(compgen -W "anthropic openai codex" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --usage-format --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
+        words="--jsonl --no-jsonl --max-input-size --usage-format --model --billing-provider --base-url --pricing --sum --no-cost --skip-no-usage --lenient --pretty --help";;
     "replay")
         case "$prev" in
             --ttl) COMPREPLY=($(compgen -W "5m 1h" -- "$cur")); return;;
@@ -72,7 +72,7 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --dir --result-threshold --turn-budget --restore --dry-run --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --dir --result-threshold --turn-budget --restore --dry-run --strict --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
     "trajectory")
         case "$prev" in
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
@@ -84,19 +84,19 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --keep-going --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help";;
+        words="--jsonl --no-jsonl --max-input-size --keep-going --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help";;
     "run")
         case "$prev" in
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
     "recall")
         case "$prev" in
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;
             --target) COMPREPLY=($(compgen -W "openai anthropic mcp" -- "$cur")); return;;
         esac
-        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --tool-schema --target --config --help";;
+        words="--archive --session --role --tool --since --until --limit --format --expand --migrate --stats --prune --before --keep-sessions --tool-schema --target --config --help";;
     "config")
         words="--help check show";;
     "config check")

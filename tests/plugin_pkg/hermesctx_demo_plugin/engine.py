@@ -19,3 +19,17 @@ class KeepLastEngine:
 class RaisingEngine:
     def compress(self, messages, context):
         raise RuntimeError("the demo engine always fails")
+
+
+class ExitingEngine:
+    def compress(self, messages, context):
+        import sys
+
+        sys.exit(0)
+
+
+class HangingEngine:
+    def compress(self, messages, context):
+        import time
+
+        time.sleep(3600)

@@ -11,3 +11,25 @@ class EchoSummarizer:
 
     def summarize(self, request):
         return f"ECHO SUMMARY of {len(request.turns)} turns (model {self.model})"
+
+
+class HangingSummarizer:
+    name = "hangs"
+
+    def __init__(self, **options):
+        pass
+
+    def summarize(self, request):
+        import time
+
+        time.sleep(3600)
+
+
+class ExitingSummarizer:
+    name = "exits"
+
+    def __init__(self, **options):
+        pass
+
+    def summarize(self, request):
+        raise SystemExit(3)
