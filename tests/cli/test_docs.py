@@ -1,5 +1,6 @@
 """Documentation that must stay true: every command's --help has a real Examples block, and the
-shell examples in README.md run (in-process, from the repo root, outputs under a temp dir)."""
+shell examples in README.md and docs/*.md run (in-process, from the repo root, outputs under a temp
+dir)."""
 
 import os
 import re
@@ -14,12 +15,15 @@ from hermesctx.cli import COMMANDS, cli
 from hermesctx.tools._tree import tree
 
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def readme_blocks() -> list[list[str]]:
-    """The README's code blocks, as logical lines (continuations joined) that run hermesctx."""
+    """The code blocks of the README and the docs pages, as logical lines (continuations joined)
+    that run hermesctx."""
     blocks, current = [], None
-    for line in README.read_text(encoding="utf-8").splitlines():
+    lines = [line for page in PAGES for line in page.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
         if line.startswith("```"):
             if current is None:
                 current = []
@@ -124,14 +128,23 @@ def test_version_and_help_from_a_real_process():
 
 
 def test_quick_start_is_two_commands_and_the_first_runs():
-    """The quick start: `make install && hermesctx ...` (on PATH) then `make test`; the
-    hermesctx half runs through the installed console script, as a new user runs it."""
+    """The quick start: `make install && .venv/bin/hermesctx ...` (a path that exists whatever the
+    PATH) then `make test`; the hermesctx half runs through the installed console script, as a new
+    user runs it."""
     text = README.read_text(encoding="utf-8").split("## Quick start", 1)[1]
     block = text.split("```sh", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(block) == 2 and block[1] == "make test", block
     install, _, command = block[0].partition(" && ")
-    assert install == "make install" and command.startswith("hermesctx "), block[0]
+    assert install == "make install" and command.startswith(".venv/bin/hermesctx "), block[0]
     exe = os.path.join(os.path.dirname(sys.executable), "hermesctx")
     proc = subprocess.run([exe, *shlex.split(command)[1:]], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "threshold" in proc.stdout and "claude-sonnet-4-5" in proc.stdout  # JSON: piped
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) <= 15 * 1024  # a newcomer's page: recipes, commands, links
+    assert (ROOT / "LICENSE").is_file()
+    for target in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md|LICENSE)\)", text):
+        assert (ROOT / target).is_file(), target
