@@ -31,6 +31,7 @@ from hermesctx.messages import (
 from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.record import record
 from hermesctx.redact import redact
+from hermesctx.stages.pairs import anthropic_blocks_apply, calls_tools, holds_results
 from hermesctx.summary.text import (
     END_MARKER,
     MERGED_DELIMITER,
@@ -60,8 +61,9 @@ def head_size(messages: list, protect_first_n: int) -> int:
 
 
 def align_forward(messages: list, idx: int) -> int:
-    """Past any tool results: a middle never starts with a result whose call is in the head."""
-    while idx < len(messages) and messages[idx].get("role") == "tool":
+    """Past any tool results (``tool`` messages, Anthropic turns of ``tool_result`` blocks): a
+    middle never starts with a result whose call is in the head."""
+    while idx < len(messages) and (messages[idx].get("role") == "tool" or holds_results(messages[idx])):
         idx += 1
     return idx
 
@@ -71,16 +73,17 @@ def align_backward(messages: list, idx: int) -> int:
     if idx <= 0 or idx >= len(messages):
         return idx
     k = idx - 1
-    while k >= 0 and messages[k].get("role") == "tool":
+    while k >= 0 and (messages[k].get("role") == "tool" or holds_results(messages[k])):
         k -= 1
-    if k >= 0 and messages[k].get("role") == "assistant" and messages[k].get("tool_calls"):
+    if k >= 0 and calls_tools(messages[k]):
         return k
     return idx
 
 
 def _last_user(messages: list, head_end: int) -> int:
     for i in range(len(messages) - 1, head_end - 1, -1):
-        if messages[i].get("role") == "user" and not is_summary_content(messages[i].get("content")):
+        if messages[i].get("role") == "user" and not is_summary_content(messages[i].get("content")) \
+                and not holds_results(messages[i], only=True):  # (an Anthropic turn of tool results)
             return i
     return -1
 
@@ -128,11 +131,13 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
     min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
     soft = int(budget * 1.5)
+    # an Anthropic transcript's blocks are counted by what they hold (Hermes's rule sees only text)
+    estimate = tokens.block_tail_tokens if anthropic_blocks_apply(messages) else tokens.tail_tokens
 
     def walk(limit: int, overflow_in_tail: bool) -> tuple[int, int]:
         total, cut = 0, n
         for i in range(n - 1, head_end - 1, -1):
-            cost = tokens.tail_tokens(messages[i])
+            cost = estimate(messages[i])
             if total + cost > limit and n - i >= min_tail:
                 return total, (i if overflow_in_tail else cut)
             total += cost

@@ -278,27 +278,6 @@ def _prune_openai(messages: list, boundary: int, saved: list | None = None) -> t
 
 # --- Anthropic blocks (Hermes prunes none) --------------------------------------------------------------
 
-def _anthropic_tokens(msg: dict) -> int:
-    """Tail-walk estimate for Anthropic blocks: text of every block // 4 + 10."""
-    content = msg.get("content")
-    if not isinstance(content, list):
-        return tokens.tail_tokens(msg)
-    chars = 0
-    for block in content:
-        if not isinstance(block, dict):
-            chars += len(str(block))
-        elif part_type(block) in IMAGE_PART_TYPES:
-            chars += 6400
-        elif block.get("type") == "tool_use":
-            chars += len(dumps_like_json(block.get("input"), ensure_ascii=False, default=str))
-        elif block.get("type") == "tool_result":
-            inner = block.get("content")
-            chars += len(inner) if isinstance(inner, str) else _anthropic_tokens({"content": inner}) * 4 - 40
-        else:
-            chars += len(str(block.get("text") or block.get("thinking") or ""))
-    return max(chars, 0) // 4 + 10
-
-
 def _blocks(msg: dict, kind: str):
     content = msg.get("content")
     if isinstance(content, list):
@@ -385,7 +364,7 @@ def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | 
     # the same rules on its blocks (Hermes prunes none) with a tail estimate that sees inside
     # them.
     if anthropic_blocks_apply(messages):
-        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
+        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, tokens.block_tail_tokens)
         result, report = _prune_anthropic(messages, boundary, saved)
     else:
         boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
