@@ -326,7 +326,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                       protect_last_n: int = 20, tail_token_budget: int = 20_000,
                       max_summary_tokens: int = 10_000, focus: str | None = None,
                       today: str | None = None, archive=None,
-                      hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[list, dict]:
+                      hermes_note: bool | None = None, allow_fallback: bool = True,
+                      top: dict | None = None) -> tuple[list, dict]:
     """Compress a message list: ``(new_list, report)``. The input is never mutated.
 
     A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
@@ -335,7 +336,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
 
     ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
-    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`)."""
+    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`).
+    ``top``: the body's ``system`` and ``tools`` (an Anthropic body's), sent before the live
+    prefix of a provider summarizer's request (:func:`hermesctx.summary.prompt.live_request`)."""
     base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
                   "tail_token_budget": tail_token_budget}
     compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
@@ -356,6 +359,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         build_prompt,
         clean_response,
         ground_snapshot,
+        live_request,
         serialize_turns,
     )
 
@@ -402,8 +406,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     budget = summary_budget(tokens.rough_messages(turns), max_summary_tokens)
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
-                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic)
-    summary, used, errors, reasons = None, None, [], []
+                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic,
+                             **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
+                                            focus=topic, today=today))
+    summary, used, errors, reasons, usage = None, None, [], [], None
     for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
         if candidate is None or (used is not None):
             continue
@@ -413,6 +419,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                 raise SummarizerError("the summarizer returned empty content", kind="empty")
             summary = with_summary_prefix(ground_snapshot(text, turns))
             used = candidate.name
+            usage = getattr(candidate, "last_usage", None)  # a provider's: input, output, cache read/write
         except SummarizerError as err:
             reasons.append(failure_reason(err))
             errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(reasons[-1], force=True)})
@@ -450,6 +457,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
               "focus": topic}
+    if usage:
+        report["summary_usage"] = usage
     if not fallback:  # what of the middle's files, commands, errors and asks the summary still names
         from hermesctx.summary.extractive import coverage
         report["summary_coverage"] = coverage(summary, request.turns)
@@ -483,7 +492,8 @@ def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n:
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
                                     focus=focus, today=today, archive=archive, hermes_note=hermes_note,
-                                    allow_fallback=allow_fallback)
+                                    allow_fallback=allow_fallback,
+                                    top={k: doc[k] for k in ("system", "tools") if k in doc} if isinstance(doc, dict) else None)
     return (doc if new is messages else with_messages(doc, new)), report
 
 

@@ -57,6 +57,15 @@ class SummaryRequest:
     turns: list = field(default_factory=list)  # the middle messages, for model-free summarizers
     previous_summary: str | None = None  # body of the summary being updated, if any
     focus: str | None = None  # the focus topic, if any
+    # the live prefix: the transcript as the agent sends it, head, middle and any previous
+    # summary (messages[:end], unpruned), for a provider summarizer to send as the cached start of
+    # its request followed by ``instruction`` as the last user message; ``live_from`` is the
+    # index of the first message the summary replaces; ``live_top`` the body's ``system`` and
+    # ``tools`` (an Anthropic body's system prompt is no message). Empty: ``prompt`` is sent alone.
+    live: list = field(default_factory=list)
+    live_from: int = 0
+    live_top: dict = field(default_factory=dict)
+    instruction: str = ""
 
 
 class SummarizerError(Exception):
@@ -71,13 +80,18 @@ class SummarizerError(Exception):
 
 
 def outgoing(request: SummaryRequest) -> SummaryRequest:
-    """The request as it may leave the process: its prompt passed through the secret redactor
+    """The request as it may leave the process: its prompt (and live prefix) passed through the secret redactor
     (the compress prompt's parts are redacted before their cuts already; the trajectory prompt
     and anything else built elsewhere are covered here). The same object when nothing changes."""
-    from hermesctx.redact import redact
+    from hermesctx.redact import redact, redact_strings
 
     prompt = redact(request.prompt)
-    return request if prompt == request.prompt else replace(request, prompt=prompt)
+    live, top = redact_strings(request.live), redact_strings(request.live_top)
+    instruction = redact(request.instruction)
+    if prompt == request.prompt and live is request.live and top is request.live_top \
+            and instruction == request.instruction:
+        return request
+    return replace(request, prompt=prompt, live=live, live_top=top, instruction=instruction)
 
 
 _MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer"),

@@ -220,14 +220,62 @@ def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None =
         # the turns are redacted already (before their cuts); Hermes sends these two as they are
         previous_summary, focus = redact(previous_summary), redact(focus)
     if previous_summary:
-        body = render("compress_update", previous=previous_summary, turns=turns_text)
+        body = render("compress_update", previous=previous_summary, turns=turns_text, fold=template("compress_fold"))
     else:
         body = render("compress_first", turns=turns_text)
-    parts = [_PREAMBLE, body, render("compress_template", budget=budget,
-                                     date=render("compress_date", today=today) + "\n\n" if today else "")]
+    return _with_template([_PREAMBLE, body], budget, focus, today)
+
+
+def _with_template(parts: list, budget: int, focus: str | None, today: str) -> str:
+    """``parts``, then the section template with the size target and date anchor, then the focus."""
+    parts = [*parts, render("compress_template", budget=budget,
+                            date=render("compress_date", today=today) + "\n\n" if today else "")]
     if focus:
         parts.append(render("compress_focus", focus=focus))
     return "\n\n".join(parts)
+
+
+OPENING_CHARS = 100  # of the first replaced message, quoted to say where the summary starts
+
+
+def _describe_first(msg: dict) -> str:
+    """The first message a summary replaces, told so a model finds it in the conversation: by
+    the start of its text, else by the tools it calls."""
+    text = folded(text_view(msg.get("content"))).strip()
+    if text:
+        if len(text) > OPENING_CHARS:
+            text = text[:OPENING_CHARS - 1].rstrip() + "…"
+        return f'the message that begins "{text}"'
+    names = [fn.get("name") for tc in calls_of(msg) if isinstance(tc, dict)
+             and isinstance(fn := tc.get("function"), dict)] if "tool_calls" in msg else []
+    content = msg.get("content")
+    if isinstance(content, list):
+        names += [b.get("name") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    names = list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+    if names:
+        return f"the {msg.get('role') or 'assistant'} message that calls {', '.join(names)}"
+    return f"the {msg.get('role') or 'next'} message after them"
+
+
+def live_request(messages: list, start: int, end: int, *, top: dict | None = None, budget: int,
+                 previous_summary: str | None = None, focus: str | None = None,
+                 today: str | None = None) -> dict:
+    """The live-prefix fields of a :class:`~hermesctx.summary.SummaryRequest`: the transcript
+    through the end of the middle (``messages[:end]``, as the agent sent it: a provider reads it
+    from its prompt cache) and the instruction sent after it as the last user message, with the
+    structure of :func:`build_prompt` (preamble, first or update, template, date, focus); the
+    turns are not written out again, the preamble says which messages the summary replaces."""
+    if today is None:
+        from datetime import date
+
+        today = date.today().isoformat()
+    if not hermes_only():
+        focus = redact(focus)
+    span = "all of it" if start <= 0 else f"everything from {_describe_first(messages[start])} to the end"
+    body = render("compress_live_update", fold=template("compress_fold")) if previous_summary \
+        else template("compress_live_first")
+    instruction = _with_template([render("compress_live", span=span), body], budget, focus, today)
+    return {"live": messages[:end], "live_from": start, "live_top": dict(top or {}), "instruction": instruction}
 
 
 TRAJECTORY_CUT_OVER, TRAJECTORY_CUT_HEAD, TRAJECTORY_CUT_TAIL = 3000, 1500, 500  # characters of a turn
