@@ -437,6 +437,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     if hermes_note is None:
         hermes_note = is_hermes_transcript(messages)
+    if not hermes_note:  # Hermes's memory files are named to a Hermes agent only, as in the note
+        summary = with_summary_prefix(summary, hermes=False)
     out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
                    hermes_note=hermes_note)
     kept = strip_orphans(out)[0]
@@ -573,9 +575,9 @@ class Options(BudgetOptions):
                                "PATH (the store, or the directory).")
     hermes_note: bool | None = option(
         flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
-        help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
-             "added to the system prompt (config compression.hermes_note; default: only when the "
-             "system prompt mentions those files, i.e. a Hermes transcript).")
+        help="Keep Hermes's sentences about its memory files (MEMORY.md, USER.md) in the note "
+             "added to the system prompt and in the summary's prefix (config compression.hermes_note; "
+             "default: only when the system prompt mentions those files, i.e. a Hermes transcript).")
 
 
 def _under_threshold(doc: Any, budgets) -> dict | None:

@@ -12,7 +12,7 @@ from fakeserver import FakeServer, auth_error, context_length, hang, ok, rate_li
 
 from hermesctx.summary import SummarizerError, SummaryRequest, make_summarizer
 from hermesctx.summary.providers import AnthropicSummarizer, OpenAISummarizer, classify
-from hermesctx.summary.text import END_MARKER, SUMMARY_PREFIX
+from hermesctx.summary.text import END_MARKER, PLAIN_PREFIX
 
 PROMPT = "Summarize these turns.\n---\n[Turn 4 - GPT]:\nread config.yaml\n---\nFOCUS: ports"
 REQUEST = SummaryRequest(prompt=PROMPT, budget_tokens=750)
@@ -359,9 +359,9 @@ def test_cli_compress_500_then_success_sends_the_whole_prompt_each_time(server, 
     assert first.body == second.body  # the retry resends the same request
     _assert_live(first, name)
     assert "max_tokens" not in first.body if name == "openai" else first.body["max_tokens"] == 4000
-    summary = next(m for m in r.json if m["content"].startswith(SUMMARY_PREFIX))
+    summary = next(m for m in r.json if m["content"].startswith(PLAIN_PREFIX))
     # no user turn in the middle: no task snapshot is grafted on (spec 30.4.6)
-    assert summary["content"] == SUMMARY_PREFIX + "\n## Goal\nFix login.\n\n" + END_MARKER
+    assert summary["content"] == PLAIN_PREFIX + "\n## Goal\nFix login.\n\n" + END_MARKER
     assert [m["role"] for m in r.json] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
     assert f"({name})" in r.stderr and "Compressed: 9 → 7 messages" in r.stderr
 
@@ -376,7 +376,7 @@ def test_cli_compress_timeout_falls_back_to_extractive(server, name):
     assert len(server.requests) == 2 and server.requests[0].body == server.requests[1].body
     _assert_live(server.requests[0], name)
     assert "(extractive)" in r.stderr
-    assert any(m["content"].startswith(SUMMARY_PREFIX) for m in r.json)
+    assert any(m["content"].startswith(PLAIN_PREFIX) for m in r.json)
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
