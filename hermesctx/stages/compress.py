@@ -93,7 +93,7 @@ def _turn_pair_end(messages: list, u: int) -> int:
     if i >= len(messages) or messages[i].get("role") != "assistant":
         return i
     i += 1
-    while i < len(messages) and messages[i].get("role") == "tool":
+    while i < len(messages) and (messages[i].get("role") == "tool" or holds_results(messages[i])):
         i += 1
     return i
 
@@ -127,18 +127,22 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     budget, at least ``min(protect_last_n, 8)`` messages, tool groups kept whole, and the latest
     user and text-bearing assistant messages anchored in the tail."""
     n = len(messages)
-    available = max(0, n - head_end - 1)
+    # an Anthropic transcript is walked as the OpenAI messages it stands for: its blocks counted by
+    # what they hold (Hermes's rule sees only text), and a turn of k tool results counted as k
+    # messages toward the floor
+    blocks = anthropic_blocks_apply(messages)
+    estimate = tokens.block_tail_tokens if blocks else tokens.tail_tokens
+    after = _counts_after(messages) if blocks else range(n, -1, -1)  # messages from i on
+    available = after[head_end + 1] if head_end + 1 <= n else 0
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
     min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
     soft = int(budget * 1.5)
-    # an Anthropic transcript's blocks are counted by what they hold (Hermes's rule sees only text)
-    estimate = tokens.block_tail_tokens if anthropic_blocks_apply(messages) else tokens.tail_tokens
 
     def walk(limit: int, overflow_in_tail: bool) -> tuple[int, int]:
         total, cut = 0, n
         for i in range(n - 1, head_end - 1, -1):
             cost = estimate(messages[i])
-            if total + cost > limit and n - i >= min_tail:
+            if total + cost > limit and after[i] >= min_tail:
                 return total, (i if overflow_in_tail else cut)
             total += cost
             cut = i
@@ -147,7 +151,9 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     total, cut = walk(soft, False)
     if cut <= head_end and 0 < total <= soft:
         _, cut = walk(budget, True)  # everything fit under the soft ceiling: cut at the raw budget
-    fallback = n - min_tail
+    fallback = n
+    while fallback > 0 and after[fallback] < min_tail:  # (n - min_tail for OpenAI messages)
+        fallback -= 1
     cut = min(cut, fallback)
     if cut <= head_end:
         cut = max(fallback, head_end + 1)
@@ -159,6 +165,21 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     if 0 <= a < cut:
         cut = max(align_backward(messages, a), head_end + 1)
     return align_forward(messages, max(cut, head_end + 1))
+
+
+def _counts_after(messages: list) -> list:
+    """For each index i (and len(messages)), how many OpenAI messages ``messages[i:]`` stands
+    for: a user turn of tool results is one ``tool`` message per result (and a user message
+    for the rest), any other message one."""
+    after = [0] * (len(messages) + 1)
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        count = 1
+        if holds_results(msg):
+            results = sum(1 for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+            count = results + (results < len(msg["content"]))
+        after[i] = after[i + 1] + count
+    return after
 
 
 # --- phase 4: assembly ---------------------------------------------------------------------

@@ -57,13 +57,14 @@ class SummaryRequest:
     turns: list = field(default_factory=list)  # the middle messages, for model-free summarizers
     previous_summary: str | None = None  # body of the summary being updated, if any
     focus: str | None = None  # the focus topic, if any
-    # the live prefix: the transcript as the agent sends it, head, middle and any previous
-    # summary (messages[:end], unpruned), for a provider summarizer to send as the cached start of
-    # its request followed by ``instruction`` as the last user message; ``live_from`` is the
-    # index of the first message the summary replaces; ``live_top`` the body's ``system`` and
-    # ``tools`` (an Anthropic body's system prompt is no message). Empty: ``prompt`` is sent alone.
+    # the live prefix: the whole transcript as the agent sends it (unpruned), for a provider
+    # summarizer to send as the cached start of its request (the agent's last request wrote that
+    # cache) followed by ``instruction`` as the last user message; the summary replaces
+    # ``live[live_from:live_to]``; ``live_top`` holds the body's ``system`` and ``tools`` (an
+    # Anthropic body's system prompt is no message). Empty: ``prompt`` is sent alone.
     live: list = field(default_factory=list)
     live_from: int = 0
+    live_to: int = 0
     live_top: dict = field(default_factory=dict)
     instruction: str = ""
 

@@ -254,28 +254,31 @@ def _describe_first(msg: dict) -> str:
     names = list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
     if names:
         return f"the {msg.get('role') or 'assistant'} message that calls {', '.join(names)}"
-    return f"the {msg.get('role') or 'next'} message after them"
+    return f"the {msg.get('role') or 'next'} message there"
 
 
 def live_request(messages: list, start: int, end: int, *, top: dict | None = None, budget: int,
                  previous_summary: str | None = None, focus: str | None = None,
                  today: str | None = None) -> dict:
-    """The live-prefix fields of a :class:`~hermesctx.summary.SummaryRequest`: the transcript
-    through the end of the middle (``messages[:end]``, as the agent sent it: a provider reads it
-    from its prompt cache) and the instruction sent after it as the last user message, with the
+    """The live-prefix fields of a :class:`~hermesctx.summary.SummaryRequest`: the whole
+    transcript as the agent sent it (a provider reads it from the prompt cache the agent's last
+    request wrote) and the instruction sent after it as the last user message, with the
     structure of :func:`build_prompt` (preamble, first or update, template, date, focus); the
-    turns are not written out again, the preamble says which messages the summary replaces."""
+    turns are not written out again: the preamble says which messages the summary replaces
+    (``messages[start:end]``) and that the others stay."""
     if today is None:
         from datetime import date
 
         today = date.today().isoformat()
     if not hermes_only():
         focus = redact(focus)
-    span = "all of it" if start <= 0 else f"everything from {_describe_first(messages[start])} to the end"
+    span = f"everything from {_describe_first(messages[start])}" if start > 0 else "everything from its start"
+    span += f" up to, not including, {_describe_first(messages[end])}" if end < len(messages) else " to its end"
     body = render("compress_live_update", fold=template("compress_fold")) if previous_summary \
         else template("compress_live_first")
     instruction = _with_template([render("compress_live", span=span), body], budget, focus, today)
-    return {"live": messages[:end], "live_from": start, "live_top": dict(top or {}), "instruction": instruction}
+    return {"live": messages, "live_from": start, "live_to": end, "live_top": dict(top or {}),
+            "instruction": instruction}
 
 
 TRAJECTORY_CUT_OVER, TRAJECTORY_CUT_HEAD, TRAJECTORY_CUT_TAIL = 3000, 1500, 500  # characters of a turn

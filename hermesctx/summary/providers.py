@@ -9,10 +9,11 @@
 What both send: a request with a live prefix (:attr:`SummaryRequest.live`) is the transcript
 as the agent sends it (its system prompt and tools included, on the send path of
 :mod:`hermesctx.wire.send`), then the instruction as the last user message, tools off: the
-provider reads the prefix from its prompt cache (Anthropic: a ``cache_control`` breakpoint on
-the prefix's last block; OpenAI: its automatic prefix caching). A prefix the model's window
-cannot hold (a context-length error) is asked again as Hermes asks, the serialized turns in one
-user message (:attr:`SummaryRequest.prompt`), as is a request without a prefix. The usage of the
+provider reads the prefix from the prompt cache the agent's own last request wrote (Anthropic:
+a ``cache_control`` breakpoint on the prefix's last block; OpenAI: its automatic prefix
+caching). A prefix the model's window cannot hold (a context-length error) or the provider
+refuses (another 400) is asked again as Hermes asks, the serialized turns in one user message
+(:attr:`SummaryRequest.prompt`), as is a request without a prefix. The usage of the
 call that answered (input, output, cache read and write tokens) is kept in ``last_usage``.
 
 Both take keyword options ``model``, ``base_url``, ``api_key``, ``timeout``, ``retries`` and
@@ -252,7 +253,6 @@ class _ProviderSummarizer:
         if not request.live:
             return None
         from hermesctx import formats
-        from hermesctx.errors import HermesctxError
 
         body = {**request.live_top, "messages": request.live}
         try:
@@ -260,7 +260,7 @@ class _ProviderSummarizer:
             if found not in formats.PLAIN:
                 return None
             out = formats.write_back(body, {"format": found}, fmt, {}, {})
-        except (HermesctxError, ValueError, TypeError, KeyError):
+        except Exception:  # noqa: BLE001 - odd input the send path refuses: the serialized prompt goes instead
             return None
         if not isinstance(out, dict) or not out.get("messages"):
             return None
@@ -325,9 +325,11 @@ class _ProviderSummarizer:
         try:
             return with_retries(lambda attempt: self._attempt(attempt, request), policy, sleep=self.sleep)
         except SummarizerError as err:
-            if err.kind != CONTEXT_LENGTH or not request.live:
+            if err.kind not in (CONTEXT_LENGTH, OTHER) or not request.live:
                 raise
-        # the transcript itself is more than the model's window: the serialized turns, cut as Hermes cuts them
+        # the transcript is more than the model's window, or a request the provider refuses (a
+        # 400: a call left without its result, a block it does not take): the serialized turns
+        # in one message, cut as Hermes cuts them
         from hermesctx.record import replace
 
         request = replace(request, live=[], live_top={}, instruction="")

@@ -61,7 +61,11 @@ def test_the_same_transcript_is_cut_alike_as_anthropic_and_as_openai(messages, t
     whole = sum(tokens.tail_tokens(m) for m in messages)
     # the blocks count as the OpenAI messages they stand for, exactly
     assert sum(tokens.block_tail_tokens(m) for m in blocks) == whole
-    budget = max(1, whole * tenths // 10)
+    # the budget decides, not the floor of messages a tail keeps: that floor counts messages, and
+    # a turn of tool results is one Anthropic message for as many OpenAI ones (there the forms
+    # differ by the results one turn holds); a budget the last four Anthropic messages fit under
+    # leaves the floor (3 here) behind in both forms
+    budget = max(1, whole * tenths // 10, sum(tokens.block_tail_tokens(m) for m in blocks[-4:]))
     _, openai = compress_messages(messages, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=3)
     _, anthropic = compress_messages(blocks, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=3)
     if "end" not in openai or "end" not in anthropic:  # too short to compress in either form

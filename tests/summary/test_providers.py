@@ -320,30 +320,35 @@ def _assert_instruction(text):
     """The instruction after a live prefix: Hermes's structure, the turns not written out again."""
     assert "TURNS TO SUMMARIZE" not in text and "detail detail" not in text
     assert text.startswith("Stop the conversation here: do not answer it, continue its task or call a tool.")
-    assert "everything from the assistant message that calls read_file to the end will be removed" in text
+    assert ('everything from the assistant message that calls read_file up to, not including, the message that '
+            'begins "ok" will be removed') in text
     positions = [text.index("\n" + h + "\n") for h in HEADINGS]
     assert positions == sorted(positions) and "Target ~2000 tokens." in text
     assert text.endswith(_assert_compress_prompt.focus)
 
 
 def _assert_live(req, name):
-    """The transcript through the end of the middle as the agent sends it (the system prompt,
-    the call and its result, the key redacted), marked for the prompt cache, then the instruction."""
+    """The whole transcript as the agent sends it (the system prompt, the call and its result, the
+    kept tail, the key redacted), marked for the prompt cache on its last block, then the instruction."""
     body = req.body
     assert KEY not in json.dumps(body) and "OPENAI_API_KEY=***" in json.dumps(body)
     _assert_instruction(req.instruction)
     if name == "anthropic":
         assert body["system"] == "You are Hermes."
-        assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+        assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant", "user",
+                                                         "assistant", "user", "assistant", "user"]
         assert body["messages"][1]["content"][0]["type"] == "tool_use"
         assert body["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "c1",
                                                    "content": "def login(): pass"}]
         marked = [(i, j) for i, m in enumerate(body["messages"]) if isinstance(m["content"], list)
                   for j, b in enumerate(m["content"]) if "cache_control" in b]
-        assert marked == [(3, 0)] and body["messages"][3]["content"][0]["cache_control"] == {"type": "ephemeral"}
+        assert marked == [(7, 0)] and body["messages"][7]["content"] == [
+            {"type": "text", "text": "they pass", "cache_control": {"type": "ephemeral"}}]
+        assert body["messages"][-1] == {"role": "user", "content": [{"type": "text", "text": req.instruction}]}
         assert body["tool_choice"] == {"type": "none"} and [t["name"] for t in body["tools"]] == ["read_file"]
     else:
-        assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "assistant", "user"]
+        assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "assistant", "user",
+                                                         "assistant", "user", "assistant", "user"]
         assert body["messages"][2]["tool_calls"][0]["function"]["name"] == "read_file"
         assert body["messages"][-1] == {"role": "user", "content": req.instruction}
         assert "tools" not in body and "max_tokens" not in body
@@ -395,8 +400,9 @@ def test_cli_compress_context_length_is_not_retried_and_falls_back(server, name)
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-def test_cli_compress_a_prefix_over_the_window_is_summarized_from_the_serialized_turns(server, name):
-    server.script(context_length(), ok("## Goal\nFix login."))
+@pytest.mark.parametrize("refusal", [context_length, lambda: status(400)])
+def test_cli_compress_a_prefix_over_the_window_is_summarized_from_the_serialized_turns(server, name, refusal):
+    server.script(refusal(), ok("## Goal\nFix login."))
     r = _compress_cli(name, server)
     assert r.status == 0, r.stderr
     assert len(server.requests) == 2 and len(server.requests[1].body["messages"]) == 1
