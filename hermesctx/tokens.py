@@ -420,16 +420,27 @@ def block_tail_tokens(msg: Any) -> int:
         return tail_tokens(msg)
     if msg.get("role") == "assistant":
         return _assistant_block_tokens(content)
-    tokens = chars = 0
+    return sum(cost for _, cost in result_units(content))
+
+
+def result_units(content: list) -> list[tuple[int | None, int]]:
+    """A user turn's blocks as the OpenAI messages they stand for, each ``(block index or None,
+    tail tokens)``: one ``tool`` message per ``tool_result`` (its content, text or blocks, + 10),
+    then one user message for the other blocks (None), as
+    :func:`hermesctx.formats.anthropic.message_to_openai` writes them."""
+    units: list[tuple[int | None, int]] = []
+    chars = 0
     rest = False
-    for block in content:
+    for j, block in enumerate(content):
         if part_type(block) == "tool_result":
             inner = block.get("content")
-            tokens += (len(inner) if type(inner) is str else _content_len(inner or "")) // 4 + 10
+            units.append((j, (len(inner) if type(inner) is str else _content_len(inner or "")) // 4 + 10))
         else:
             rest = True
             chars += _content_len([block])
-    return tokens + (chars // 4 + 10 if rest else 0)
+    if rest:
+        units.append((None, chars // 4 + 10))
+    return units
 
 
 def _assistant_block_tokens(content: list) -> int:

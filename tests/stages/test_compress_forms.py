@@ -11,6 +11,7 @@ from hermesctx import tokens
 from hermesctx.formats.anthropic import message_to_openai
 from hermesctx.stages.compress import compress_messages
 from hermesctx.stages.convert import convert
+from hermesctx.stages.prune import prune_messages
 
 
 class Fixed:
@@ -55,19 +56,22 @@ def transcripts(draw):
     return messages
 
 
-@given(transcripts(), st.integers(1, 9))
-def test_the_same_transcript_is_cut_alike_as_anthropic_and_as_openai(messages, tenths):
+@given(transcripts(), st.integers(1, 9), st.sampled_from([3, 6, 20]))
+def test_the_same_transcript_is_cut_alike_as_anthropic_and_as_openai(messages, tenths, last_n):
+    """Pruned, cut and anchored alike: the floor of kept messages counts a turn of k results as
+    k messages, and prune's boundary may fall between the results of one turn, as between the
+    tool messages of the OpenAI form."""
     blocks = _anthropic(messages)
     whole = sum(tokens.tail_tokens(m) for m in messages)
     # the blocks count as the OpenAI messages they stand for, exactly
     assert sum(tokens.block_tail_tokens(m) for m in blocks) == whole
-    # the budget decides, not the floor of messages a tail keeps: that floor counts messages, and
-    # a turn of tool results is one Anthropic message for as many OpenAI ones (there the forms
-    # differ by the results one turn holds); a budget the last four Anthropic messages fit under
-    # leaves the floor (3 here) behind in both forms
-    budget = max(1, whole * tenths // 10, sum(tokens.block_tail_tokens(m) for m in blocks[-4:]))
-    _, openai = compress_messages(messages, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=3)
-    _, anthropic = compress_messages(blocks, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=3)
+    budget = max(1, whole * tenths // 10)
+    # prune stubs and deduplicates the same results in either form
+    keys = ("stubbed", "deduplicated", "args_truncated")
+    pruned = [prune_messages(m, protect_tail_count=last_n, protect_tail_tokens=budget)[1] for m in (messages, blocks)]
+    assert [{k: r[k] for k in keys} for r in pruned][0] == [{k: r[k] for k in keys} for r in pruned][1]
+    _, openai = compress_messages(messages, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=last_n)
+    _, anthropic = compress_messages(blocks, summarizer=Fixed(), tail_token_budget=budget, protect_last_n=last_n)
     if "end" not in openai or "end" not in anthropic:  # too short to compress in either form
         assert ("end" in openai) == ("end" in anthropic)
         return
