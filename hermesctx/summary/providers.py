@@ -389,7 +389,8 @@ class AnthropicSummarizer(_ProviderSummarizer):
         if live is None:
             messages: list = [{"role": "user", "content": request.prompt}]
         else:
-            messages = _with_instruction(_cache_marked(live["messages"]), request.instruction)
+            fixed = _marks(live.get("system")) + _marks(live.get("tools"))
+            messages = _with_instruction(_cache_marked(live["messages"], fixed), request.instruction)
             if live.get("system"):
                 extra["system"] = live["system"]
             tools = live.get("tools") or _tools_named(messages)
@@ -450,12 +451,15 @@ CACHE_MARK = {"type": "ephemeral"}
 _UNMARKABLE = ("thinking", "redacted_thinking")  # (a tuple: a block's type may be unhashable)
 
 
-def _cache_marked(messages: list) -> list:
+def _cache_marked(messages: list, fixed: int = 0) -> list:
     """Anthropic messages with a ``cache_control`` breakpoint on the last block that can hold
-    one (not thinking), the markers already there kept, the earliest dropped so at most four
-    are left (the API's limit). The input is not changed."""
+    one (not thinking), the markers already there kept, the earliest dropped so that with the
+    ``fixed`` ones of the system prompt and tools at most four are left (the API's limit); when
+    those hold four already, the messages as they are. The input is not changed."""
     from hermesctx.wire.send import MAX_CACHE_BREAKPOINTS
 
+    if fixed >= MAX_CACHE_BREAKPOINTS:
+        return messages
     out = [dict(m) for m in messages]
     marked = [(i, j) for i, m in enumerate(out) if isinstance(m.get("content"), list)
               for j, b in enumerate(m["content"]) if isinstance(b, dict) and "cache_control" in b]
@@ -474,11 +478,16 @@ def _cache_marked(messages: list) -> list:
         out[i]["content"] = content
         marked = [m for m in marked if m != (i, j)]
         break
-    for i, j in marked[:max(0, len(marked) - (MAX_CACHE_BREAKPOINTS - 1))]:
+    for i, j in marked[:max(0, len(marked) - (MAX_CACHE_BREAKPOINTS - 1 - fixed))]:
         content = list(out[i]["content"])
         content[j] = {k: v for k, v in content[j].items() if k != "cache_control"}
         out[i]["content"] = content
     return out
+
+
+def _marks(blocks: Any) -> int:
+    """The ``cache_control`` markers of a system prompt's blocks or of a tool list."""
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b) if isinstance(blocks, list) else 0
 
 
 def _with_instruction(messages: list, instruction: str) -> list:

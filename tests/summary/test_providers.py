@@ -473,3 +473,29 @@ def test_a_success_resets_the_breaker(server, name):
         except SummarizerError as err:
             outcomes.append(err.kind)
     assert outcomes == ["server", "server", "fine", "server", "server", "fine again"]
+
+
+def test_live_prefix_keeps_at_most_four_cache_breakpoints_the_last_on_the_prefix(server):
+    """A transcript marked already (cache-mark's system_and_3) keeps its newest marks: with the
+    prefix's own, four in all (the API's limit), never on a thinking block."""
+    mark = {"type": "ephemeral"}
+    live = [{"role": "user", "content": [{"type": "text", "text": f"ask {i}", "cache_control": mark}]} if i % 2 == 0
+            else {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"},
+                                                   {"type": "text", "text": f"reply {i}"}]}
+            for i in range(8)]
+    live[-1]["content"][1]["cache_control"] = mark
+    server.script(ok("## Goal\nx", cache_read_input_tokens=64))
+    summarizer = build("anthropic", server)
+    request = SummaryRequest(prompt="serialized", budget_tokens=500, live=live, live_from=2, live_to=6,
+                             live_top={"system": [{"type": "text", "text": "sys", "cache_control": mark}]},
+                             instruction="Summarize messages 2-5.")
+    assert summarizer.summarize(request) == "## Goal\nx"
+    [req] = server.requests
+    messages = req.body["messages"]
+    marks = [(i, j) for i, m in enumerate(messages) for j, b in enumerate(m["content"]) if "cache_control" in b]
+    system_marks = sum("cache_control" in b for b in req.body["system"])
+    assert system_marks + len(marks) == 4 and marks[-1] == (7, 1) and (0, 0) not in marks
+    assert messages[-1] == {"role": "user", "content": [{"type": "text", "text": "Summarize messages 2-5."}]}
+    assert all(b.get("type") != "thinking" or "cache_control" not in b for m in messages for b in m["content"])
+    assert summarizer.last_usage["cache_read_tokens"] == 64 and summarizer.last_usage["live_prefix"]
+    assert live[0]["content"][0]["cache_control"] == mark  # the request's transcript is not changed
