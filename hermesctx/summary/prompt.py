@@ -246,14 +246,21 @@ def _describe_first(msg: dict) -> str:
         if len(text) > OPENING_CHARS:
             text = text[:OPENING_CHARS - 1].rstrip() + "…"
         return f'the message that begins "{text}"'
-    names = [fn.get("name") for tc in calls_of(msg) if isinstance(tc, dict)
+    calls = [(fn.get("name"), fn.get("arguments")) for tc in calls_of(msg) if isinstance(tc, dict)
              and isinstance(fn := tc.get("function"), dict)] if "tool_calls" in msg else []
     content = msg.get("content")
     if isinstance(content, list):
-        names += [b.get("name") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
-    names = list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
-    if names:
-        return f"the {msg.get('role') or 'assistant'} message that calls {', '.join(names)}"
+        calls += [(b.get("name"), b.get("input")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    calls = [(name, args) for name, args in calls if isinstance(name, str) and name]
+    if calls:
+        from hermesctx.jsonio import dumps_like_json
+
+        name, args = calls[0]
+        args = folded(args if isinstance(args, str) else dumps_like_json(args, ensure_ascii=False, default=str))
+        if len(args) > OPENING_CHARS:
+            args = args[:OPENING_CHARS - 1].rstrip() + "…"
+        more = f" (and {len(calls) - 1} more call{'s' * (len(calls) > 2)})" if len(calls) > 1 else ""
+        return f"the {msg.get('role') or 'assistant'} message that calls {name}({args}){more}"
     return f"the {msg.get('role') or 'next'} message there"
 
 

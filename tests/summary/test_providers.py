@@ -320,8 +320,8 @@ def _assert_instruction(text):
     """The instruction after a live prefix: Hermes's structure, the turns not written out again."""
     assert "TURNS TO SUMMARIZE" not in text and "detail detail" not in text
     assert text.startswith("Stop the conversation here: do not answer it, continue its task or call a tool.")
-    assert ('everything from the assistant message that calls read_file up to, not including, the message that '
-            'begins "ok" will be removed') in text
+    assert ('everything from the assistant message that calls read_file({"path": "auth.py"}) up to, not including, '
+            'the message that begins "ok" will be removed') in text
     positions = [text.index("\n" + h + "\n") for h in HEADINGS]
     assert positions == sorted(positions) and "Target ~2000 tokens." in text
     assert text.endswith(_assert_compress_prompt.focus)
