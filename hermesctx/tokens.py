@@ -398,6 +398,88 @@ _REPLAY = frozenset(_REPLAY_KEYS)
 _CALL_FRAME = 4 * 3 + len("'id''type''function'") + 4 * 2 + len("'name''arguments'")
 
 
+# --- the tail walk over Anthropic blocks ---------------------------------------------------
+
+_BLOCK_KINDS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+_FUNCTION_REPR = len(repr("function"))
+
+
+def block_tail_tokens(msg: Any) -> int:
+    """:func:`tail_tokens` of an Anthropic message as the OpenAI messages it stands for
+    (:func:`hermesctx.formats.anthropic.message_to_openai`), so one transcript walks the same
+    in either form. Hermes's own rule reads only ``text`` of a content part, so a ``tool_use``
+    or ``tool_result`` block would cost nothing whatever its size; here a ``tool_use`` costs
+    the printed form of the OpenAI call it is (``input`` as its JSON ``arguments``), each
+    ``tool_result`` the tool message it is (its content, text or blocks, + 10), thinking the
+    reasoning it is, text and images as Hermes counts them. A message without such blocks is
+    :func:`tail_tokens` itself."""
+    if type(msg) is not dict:
+        return tail_tokens(msg) if isinstance(msg, dict) else 0
+    content = msg.get("content")
+    if type(content) is not list or not any(part_type(b) in _BLOCK_KINDS for b in content):
+        return tail_tokens(msg)
+    if msg.get("role") == "assistant":
+        return _assistant_block_tokens(content)
+    return sum(cost for _, cost in result_units(content))
+
+
+def result_units(content: list) -> list[tuple[int | None, int]]:
+    """A user turn's blocks as the OpenAI messages they stand for, each ``(block index or None,
+    tail tokens)``: one ``tool`` message per ``tool_result`` (its content, text or blocks, + 10),
+    then one user message for the other blocks (None), as
+    :func:`hermesctx.formats.anthropic.message_to_openai` writes them."""
+    units: list[tuple[int | None, int]] = []
+    chars = 0
+    rest = False
+    for j, block in enumerate(content):
+        if part_type(block) == "tool_result":
+            inner = block.get("content")
+            units.append((j, (len(inner) if type(inner) is str else _content_len(inner or "")) // 4 + 10))
+        else:
+            rest = True
+            chars += _content_len([block])
+    if rest:
+        units.append((None, chars // 4 + 10))
+    return units
+
+
+def _assistant_block_tokens(content: list) -> int:
+    chars = calls = 0
+    thinking: list[str] = []
+    signed: list[dict] = []
+    for block in content:
+        kind = part_type(block)
+        if kind == "tool_use":
+            calls += _use_chars(block) // 4
+        elif kind == "thinking":
+            text = block.get("thinking")
+            thinking.append(text if isinstance(text, str) else "")
+            if block.get("signature"):  # kept as a reasoning detail beside the reasoning text
+                signed.append({"type": "thinking", "thinking": thinking[-1], "signature": block["signature"]})
+        elif kind == "redacted_thinking":
+            if block.get("data"):
+                signed.append({"type": "redacted_thinking", "data": block["data"]})
+        else:
+            chars += _content_len([block])
+    tokens = chars // 4 + 10 + calls
+    if thinking:
+        tokens += len("\n".join(thinking)) // 4
+    if signed:
+        tokens += _serialized_len(signed) // 4
+    return tokens
+
+
+def _use_chars(block: dict) -> int:
+    """The printed length of the OpenAI call a ``tool_use`` block is: ``{'id': _, 'type':
+    'function', 'function': {'name': _, 'arguments': <input as JSON>}}``."""
+    ident, name = block.get("id", ""), block.get("name", "")
+    try:
+        args = dumps_like_json(block.get("input", {}), ensure_ascii=False)
+    except (TypeError, ValueError):
+        args = str(block.get("input"))
+    return _CALL_FRAME + _repr_form_len(ident) + _FUNCTION_REPR + _repr_form_len(name) + _repr_form_len(args)
+
+
 def _call_chars(call: dict) -> int:
     """``len(str(call))``, counted (:func:`printed_len`): a file being written is not printed.
     The usual call (id, type, and a function of name and arguments, all strings) is its frame

@@ -38,10 +38,13 @@ class Reply:
     headers: dict = field(default_factory=dict)
     seconds: float = 0.0
     message: str | None = None  # an error's message text instead of the stock one
+    usage: dict | None = None  # an ok reply's usage fields, over the stock ones
 
 
-def ok(text: str | None) -> Reply:
-    return Reply("ok", text=text)
+def ok(text: str | None, **usage: int) -> Reply:
+    """A 200 with ``text``; ``usage`` fields (``cache_read_input_tokens=900`` for Anthropic,
+    ``prompt_tokens_details={"cached_tokens": 900}`` for OpenAI) over the stock usage."""
+    return Reply("ok", text=text, usage=usage or None)
 
 
 def status(code: int, *, retry_after: float | None = None) -> Reply:
@@ -79,11 +82,17 @@ class Recorded:
 
     @property
     def prompt(self) -> str:
-        """The text of the first user message (both formats send the prompt that way)."""
+        """The text of the first user message (both formats send the serialized prompt that way)."""
         content = self.body["messages"][0]["content"]
         if isinstance(content, list):
             return "".join(block.get("text", "") for block in content)
         return content
+
+    @property
+    def instruction(self) -> str:
+        """The text of the last block of the last message (where a live prefix's instruction goes)."""
+        content = self.body["messages"][-1]["content"]
+        return content[-1].get("text", "") if isinstance(content, list) else content
 
 
 # The error bodies each provider really returns.
@@ -116,17 +125,17 @@ def _error_body(anthropic: bool, reply: Reply) -> dict:
     return {"error": {"message": message, "type": etype, "param": param, "code": code}}
 
 
-def _ok_body(anthropic: bool, model: str, text: str | None) -> dict:
+def _ok_body(anthropic: bool, model: str, text: str | None, usage: dict | None = None) -> dict:
     if anthropic:
         content = [] if text is None else [{"type": "text", "text": text}]
         return {"id": "msg_fake01", "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": 11, "output_tokens": 7}}
+                "usage": {"input_tokens": 11, "output_tokens": 7, **(usage or {})}}
     return {"id": "chatcmpl-fake01", "object": "chat.completion", "created": 1700000000,
             "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18, **(usage or {})}}
 
 
 class FakeServer:
@@ -198,7 +207,7 @@ class FakeServer:
                     return self._trickle(_ok_body(anthropic, model, server.default_text), reply.seconds)
                 if reply.kind == "ok":
                     model = body.get("model", "") if isinstance(body, dict) else ""
-                    return self._send(200, _ok_body(anthropic, model, reply.text))
+                    return self._send(200, _ok_body(anthropic, model, reply.text, reply.usage))
                 return self._send(reply.status, _error_body(anthropic, reply), reply.headers)
 
             def _send(self, code: int, payload: dict, headers: dict | None = None):

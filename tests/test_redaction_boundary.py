@@ -38,7 +38,8 @@ def server():
 
 @pytest.mark.parametrize("text,secret", SECRETS, ids=IDS)
 def test_fallback_warning_report_summary_and_archive_note(text, secret, tmp_path, server):
-    server.script(Reply("error", status=400, error="other", message=text))
+    # (refused twice: as the live prefix, then as the serialized turns)
+    server.script(*[Reply("error", status=400, error="other", message=text)] * 2)
     # the archive directory's name holds the secret too (one line without '/': a directory name)
     archive = tmp_path / ("archive" if "/" in text or "\n" in text else text)
     report = tmp_path / "report.json"
@@ -60,7 +61,8 @@ def test_fallback_warning_report_summary_and_archive_note(text, secret, tmp_path
 
 @pytest.mark.parametrize("text,secret", SECRETS[:6], ids=IDS[:6])
 def test_report_on_stderr(text, secret, server):
-    server.script(Reply("error", status=400, error="other", message=text))
+    # (refused twice: as the live prefix, then as the serialized turns)
+    server.script(*[Reply("error", status=400, error="other", message=text)] * 2)
     r = invoke(["compress", "--summarizer", "openai", "--base-url", server.url + "/v1", "--api-key", "k",
                 "--protect-last-n", "6", "--tail-tokens", "400", "--report", "-", str(EXAMPLES / "coding-session.json")],
                environ={"HERMESCTX_SUMMARIZER_RETRIES": "0"})

@@ -32,6 +32,7 @@ from hermesctx.messages import (
 from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.record import record
 from hermesctx.redact import redact
+from hermesctx.stages.pairs import anthropic_blocks_apply, calls_tools, holds_results
 from hermesctx.summary.text import (
     END_MARKER,
     MERGED_DELIMITER,
@@ -62,8 +63,9 @@ def head_size(messages: list, protect_first_n: int) -> int:
 
 
 def align_forward(messages: list, idx: int) -> int:
-    """Past any tool results: a middle never starts with a result whose call is in the head."""
-    while idx < len(messages) and messages[idx].get("role") == "tool":
+    """Past any tool results (``tool`` messages, Anthropic turns of ``tool_result`` blocks): a
+    middle never starts with a result whose call is in the head."""
+    while idx < len(messages) and (messages[idx].get("role") == "tool" or holds_results(messages[idx])):
         idx += 1
     return idx
 
@@ -73,16 +75,17 @@ def align_backward(messages: list, idx: int) -> int:
     if idx <= 0 or idx >= len(messages):
         return idx
     k = idx - 1
-    while k >= 0 and messages[k].get("role") == "tool":
+    while k >= 0 and (messages[k].get("role") == "tool" or holds_results(messages[k])):
         k -= 1
-    if k >= 0 and messages[k].get("role") == "assistant" and messages[k].get("tool_calls"):
+    if k >= 0 and calls_tools(messages[k]):
         return k
     return idx
 
 
 def _last_user(messages: list, head_end: int) -> int:
     for i in range(len(messages) - 1, head_end - 1, -1):
-        if messages[i].get("role") == "user" and not is_summary_content(messages[i].get("content")):
+        if messages[i].get("role") == "user" and not is_summary_content(messages[i].get("content")) \
+                and not holds_results(messages[i], only=True):  # (an Anthropic turn of tool results)
             return i
     return -1
 
@@ -92,7 +95,7 @@ def _turn_pair_end(messages: list, u: int) -> int:
     if i >= len(messages) or messages[i].get("role") != "assistant":
         return i
     i += 1
-    while i < len(messages) and messages[i].get("role") == "tool":
+    while i < len(messages) and (messages[i].get("role") == "tool" or holds_results(messages[i])):
         i += 1
     return i
 
@@ -128,7 +131,13 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     autonomous run, whose ask moves after the summary): no user anchor, and the walk stops at the
     budget itself, not at the soft ceiling."""
     n = len(messages)
-    available = max(0, n - head_end - 1)
+    # an Anthropic transcript is walked as the OpenAI messages it stands for: its blocks counted by
+    # what they hold (Hermes's rule sees only text), and a turn of k tool results counted as k
+    # messages toward the floor
+    blocks = anthropic_blocks_apply(messages)
+    estimate = tokens.block_tail_tokens if blocks else tokens.tail_tokens
+    after = _counts_after(messages) if blocks else range(n, -1, -1)  # messages from i on
+    available = after[head_end + 1] if head_end + 1 <= n else 0
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
     min_tail = min(floor, max(3, available - 2), available) if available > 1 else 0
     soft = int(budget * 1.5) if anchor_user else budget
@@ -136,8 +145,8 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     def walk(limit: int, overflow_in_tail: bool) -> tuple[int, int]:
         total, cut = 0, n
         for i in range(n - 1, head_end - 1, -1):
-            cost = tokens.tail_tokens(messages[i])
-            if total + cost > limit and n - i >= min_tail:
+            cost = estimate(messages[i])
+            if total + cost > limit and after[i] >= min_tail:
                 return total, (i if overflow_in_tail else cut)
             total += cost
             cut = i
@@ -146,7 +155,9 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     total, cut = walk(soft, False)
     if cut <= head_end and 0 < total <= soft:
         _, cut = walk(budget, True)  # everything fit under the soft ceiling: cut at the raw budget
-    fallback = n - min_tail
+    fallback = n
+    while fallback > 0 and after[fallback] < min_tail:  # (n - min_tail for OpenAI messages)
+        fallback -= 1
     cut = min(cut, fallback)
     if cut <= head_end:
         cut = max(fallback, head_end + 1)
@@ -179,6 +190,21 @@ def _cut_edits(messages: list, pruned: list, kept: range) -> list:
                 j += 1
             out += messages[i:j]
     return out
+
+
+def _counts_after(messages: list) -> list:
+    """For each index i (and len(messages)), how many OpenAI messages ``messages[i:]`` stands
+    for: a user turn of tool results is one ``tool`` message per result (and a user message
+    for the rest), any other message one."""
+    after = [0] * (len(messages) + 1)
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        count = 1
+        if holds_results(msg):
+            results = sum(1 for b in msg["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+            count = results + (results < len(msg["content"]))
+        after[i] = after[i + 1] + count
+    return after
 
 
 # --- phase 4: assembly ---------------------------------------------------------------------
@@ -353,7 +379,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                       protect_last_n: int = 20, tail_token_budget: int = 20_000,
                       max_summary_tokens: int = 10_000, focus: str | None = None,
                       today: str | None = None, archive=None,
-                      hermes_note: bool | None = None, allow_fallback: bool = True) -> tuple[list, dict]:
+                      hermes_note: bool | None = None, allow_fallback: bool = True,
+                      top: dict | None = None) -> tuple[list, dict]:
     """Compress a message list: ``(new_list, report)``. The input is never mutated.
 
     A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
@@ -362,7 +389,9 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
 
     ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
-    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`)."""
+    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`).
+    ``top``: the body's ``system`` and ``tools`` (an Anthropic body's), sent before the live
+    prefix of a provider summarizer's request (:func:`hermesctx.summary.prompt.live_request`)."""
     base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
                   "tail_token_budget": tail_token_budget}
     compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
@@ -383,6 +412,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         build_prompt,
         clean_response,
         ground_snapshot,
+        live_request,
         serialize_turns,
     )
 
@@ -440,8 +470,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic,
                              cut_before=_cut_edits(messages, pruned, range(start)),
-                             cut_after=_cut_edits(messages, pruned, range(end, n)))
-    summary, used, errors, reasons = None, None, [], []
+                             cut_after=_cut_edits(messages, pruned, range(end, n)),
+                             **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
+                                            focus=topic, today=today))
+    summary, used, errors, reasons, usage = None, None, [], [], None
     for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
         if candidate is None or (used is not None):
             continue
@@ -451,6 +483,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                 raise SummarizerError("the summarizer returned empty content", kind="empty")
             summary = with_summary_prefix(ground_snapshot(text, turns))
             used = candidate.name
+            usage = getattr(candidate, "last_usage", None)  # a provider's: input, output, cache read/write
         except SummarizerError as err:
             reasons.append(failure_reason(err))
             errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(reasons[-1], force=True)})
@@ -468,6 +501,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     if hermes_note is None:
         hermes_note = is_hermes_transcript(messages)
+    if not hermes_note:  # Hermes's memory files are named to a Hermes agent only, as in the note
+        summary = with_summary_prefix(summary, hermes=False)
     if pinned is not None:  # the summary covers the turns on both sides of the ask, which follows it
         order = [i for i in range(len(pruned)) if i != pinned]
         order.insert(end - 1, pinned)
@@ -500,6 +535,8 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     from hermesctx.summary.drops import drop_ledger
     report["drop_ledger"] = drop_ledger(request.turns, out, archive=(note.get("span") or note.get("path"))
                                         if note else None)
+    if usage:
+        report["summary_usage"] = usage
     if after_tokens >= before_tokens:
         return _nothing(messages, f"compression would not shrink the request (~{before_tokens:,} -> "
                                   f"~{after_tokens:,} tokens); input kept", base)
@@ -534,7 +571,8 @@ def compress(doc: Any, *, summarizer, fallback_summarizer=None, protect_first_n:
                                     protect_first_n=protect_first_n, protect_last_n=protect_last_n,
                                     tail_token_budget=tail_token_budget, max_summary_tokens=max_summary_tokens,
                                     focus=focus, today=today, archive=archive, hermes_note=hermes_note,
-                                    allow_fallback=allow_fallback)
+                                    allow_fallback=allow_fallback,
+                                    top={k: doc[k] for k in ("system", "tools") if k in doc} if isinstance(doc, dict) else None)
     if kept:
         report["kept_through_provider_compaction"] = kept
         if new is rest:
@@ -633,9 +671,9 @@ class Options(BudgetOptions):
              "under USD (config compression.min_saving_usd).")
     hermes_note: bool | None = option(
         flag="--hermes-note/--no-hermes-note", kind=bool, key="compression.hermes_note",
-        help="Keep Hermes's sentence about its memory files (MEMORY.md, USER.md) in the note "
-             "added to the system prompt (config compression.hermes_note; default: only when the "
-             "system prompt mentions those files, i.e. a Hermes transcript).")
+        help="Keep Hermes's sentences about its memory files (MEMORY.md, USER.md) in the note "
+             "added to the system prompt and in the summary's prefix (config compression.hermes_note; "
+             "default: only when the system prompt mentions those files, i.e. a Hermes transcript).")
 
 
 def _under_threshold(doc: Any, budgets) -> dict | None:

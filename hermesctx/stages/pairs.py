@@ -35,3 +35,25 @@ def anthropic_blocks_apply(messages: list) -> bool:
             has_blocks = any(isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result")
                              for block in content)
     return has_blocks
+
+
+def holds_results(msg: Any, *, only: bool = False) -> bool:
+    """Whether a message is an Anthropic user turn carrying ``tool_result`` blocks (``only``:
+    nothing else), the turn that stands for OpenAI ``tool`` messages."""
+    if not isinstance(msg, dict) or msg.get("role") != "user":
+        return False
+    content = msg.get("content")
+    if not isinstance(content, list) or not content:
+        return False
+    found = [isinstance(b, dict) and b.get("type") == "tool_result" for b in content]
+    return all(found) if only else any(found)
+
+
+def calls_tools(msg: Any) -> bool:
+    """An assistant message with OpenAI ``tool_calls`` or Anthropic ``tool_use`` blocks."""
+    if not isinstance(msg, dict) or msg.get("role") != "assistant":
+        return False
+    if msg.get("tool_calls"):
+        return True
+    content = msg.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)

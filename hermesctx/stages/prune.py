@@ -23,7 +23,7 @@ from hermesctx.messages import (
 )
 from hermesctx.options import BudgetOptions, flags, option
 from hermesctx.record import record
-from hermesctx.stages.pairs import anthropic_blocks_apply
+from hermesctx.stages.pairs import anthropic_blocks_apply, holds_results
 from hermesctx.stages.pairs import hashable as _hashable
 from hermesctx.stubs import summarize_tool_result
 
@@ -278,27 +278,6 @@ def _prune_openai(messages: list, boundary: int, saved: list | None = None) -> t
 
 # --- Anthropic blocks (Hermes prunes none) --------------------------------------------------------------
 
-def _anthropic_tokens(msg: dict) -> int:
-    """Tail-walk estimate for Anthropic blocks: text of every block // 4 + 10."""
-    content = msg.get("content")
-    if not isinstance(content, list):
-        return tokens.tail_tokens(msg)
-    chars = 0
-    for block in content:
-        if not isinstance(block, dict):
-            chars += len(str(block))
-        elif part_type(block) in IMAGE_PART_TYPES:
-            chars += 6400
-        elif block.get("type") == "tool_use":
-            chars += len(dumps_like_json(block.get("input"), ensure_ascii=False, default=str))
-        elif block.get("type") == "tool_result":
-            inner = block.get("content")
-            chars += len(inner) if isinstance(inner, str) else _anthropic_tokens({"content": inner}) * 4 - 40
-        else:
-            chars += len(str(block.get("text") or block.get("thinking") or ""))
-    return max(chars, 0) // 4 + 10
-
-
 def _blocks(msg: dict, kind: str):
     content = msg.get("content")
     if isinstance(content, list):
@@ -314,7 +293,36 @@ def _replace_block(result: list, i: int, j: int, block: dict) -> None:
     result[i] = {**msg, "content": content}
 
 
-def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -> tuple[list, dict]:
+def _block_boundary(messages: list, protect_tail_count: int,
+                    protect_tail_tokens: int | None) -> tuple[int, int | None]:
+    """:func:`tail_boundary` of an Anthropic transcript walked as the OpenAI messages it stands
+    for (a turn of k tool results is k ``tool`` messages, each costing its content): ``(index of
+    the first protected message, first protected block of the message before it or None)``. A
+    boundary inside a turn of results leaves the results before it unprotected, as it leaves
+    the ``tool`` messages before it in the OpenAI form."""
+    units: list[tuple[int, int | None]] = []
+    costs: list[int] = []
+    for i, msg in enumerate(messages):
+        if holds_results(msg):
+            for j, cost in tokens.result_units(msg["content"]):
+                units.append((i, j))
+                costs.append(cost)
+        else:
+            units.append((i, None))
+            costs.append(tokens.block_tail_tokens(msg))
+    at = tail_boundary(costs, protect_tail_count, protect_tail_tokens, int)
+    if at <= 0:
+        return at, None
+    if at >= len(units):
+        return len(messages), None
+    i, j = units[at]
+    if j is not None and units[at - 1][0] == i:  # inside the turn: its earlier results are not protected
+        return i, j
+    return i, None
+
+
+def _prune_anthropic(messages: list, boundary: int, saved: list | None = None,
+                     first_kept: int | None = None) -> tuple[list, dict]:
     result = list(messages)
     report = {"pruned": 0, "deduplicated": 0, "stubbed": 0, "args_truncated": 0, "changes": []}
     index = {}
@@ -331,8 +339,10 @@ def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -
                 report["deduplicated"] += 1
                 report["changes"].append({"index": i, "block": j, "change": "deduplicated"})
 
-    for i in range(max(boundary, 0)):
+    for i in range(max(boundary, 0) + (first_kept is not None)):
         for j, block in list(_blocks(result[i], "tool_result")):
+            if i == boundary and j >= first_kept:
+                break  # (the protected results of the turn the boundary cuts)
             use = index.get(_hashable(block.get("tool_use_id", "")))
             name, args = ("unknown", "") if use is None else use
             content = block.get("content", "")
@@ -343,7 +353,7 @@ def _prune_anthropic(messages: list, boundary: int, saved: list | None = None) -
                 _replace_block(result, i, j, {**block, "content": new})
                 report["stubbed"] += 1
                 report["changes"].append({"index": i, "block": j, "change": "stubbed"})
-        for j, block in list(_blocks(result[i], "tool_use")):
+        for j, block in list(_blocks(result[i], "tool_use")) if i < boundary else ():
             value = block.get("input")
             # (only a text longer than HEAD_CHARS can be cut: an input without one is not
             # written out to be measured)
@@ -385,8 +395,8 @@ def _pruned(messages: list, protect_tail_count: int, protect_tail_tokens: int | 
     # the same rules on its blocks (Hermes prunes none) with a tail estimate that sees inside
     # them.
     if anthropic_blocks_apply(messages):
-        boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens, _anthropic_tokens)
-        result, report = _prune_anthropic(messages, boundary, saved)
+        boundary, first_kept = _block_boundary(messages, protect_tail_count, protect_tail_tokens)
+        result, report = _prune_anthropic(messages, boundary, saved, first_kept)
     else:
         boundary = tail_boundary(messages, protect_tail_count, protect_tail_tokens)
         result, report = _prune_openai(messages, boundary, saved)

@@ -60,6 +60,16 @@ class SummaryRequest:
     # the kept turns whose call arguments prune cut, before and after the middle: their files' states
     cut_before: list = field(default_factory=list)
     cut_after: list = field(default_factory=list)
+    # the live prefix: the whole transcript as the agent sends it (unpruned), for a provider
+    # summarizer to send as the cached start of its request (the agent's last request wrote that
+    # cache) followed by ``instruction`` as the last user message; the summary replaces
+    # ``live[live_from:live_to]``; ``live_top`` holds the body's ``system`` and ``tools`` (an
+    # Anthropic body's system prompt is no message). Empty: ``prompt`` is sent alone.
+    live: list = field(default_factory=list)
+    live_from: int = 0
+    live_to: int = 0
+    live_top: dict = field(default_factory=dict)
+    instruction: str = ""
 
 
 class SummarizerError(Exception):
@@ -74,13 +84,18 @@ class SummarizerError(Exception):
 
 
 def outgoing(request: SummaryRequest) -> SummaryRequest:
-    """The request as it may leave the process: its prompt passed through the secret redactor
+    """The request as it may leave the process: its prompt (and live prefix) passed through the secret redactor
     (the compress prompt's parts are redacted before their cuts already; the trajectory prompt
     and anything else built elsewhere are covered here). The same object when nothing changes."""
-    from hermesctx.redact import redact
+    from hermesctx.redact import redact, redact_strings
 
     prompt = redact(request.prompt)
-    return request if prompt == request.prompt else replace(request, prompt=prompt)
+    live, top = redact_strings(request.live), redact_strings(request.live_top)
+    instruction = redact(request.instruction)
+    if prompt == request.prompt and live is request.live and top is request.live_top \
+            and instruction == request.instruction:
+        return request
+    return replace(request, prompt=prompt, live=live, live_top=top, instruction=instruction)
 
 
 _MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer"),

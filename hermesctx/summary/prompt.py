@@ -220,14 +220,72 @@ def build_prompt(turns_text: str, *, budget: int, previous_summary: str | None =
         # the turns are redacted already (before their cuts); Hermes sends these two as they are
         previous_summary, focus = redact(previous_summary), redact(focus)
     if previous_summary:
-        body = render("compress_update", previous=previous_summary, turns=turns_text)
+        body = render("compress_update", previous=previous_summary, turns=turns_text, fold=template("compress_fold"))
     else:
         body = render("compress_first", turns=turns_text)
-    parts = [_PREAMBLE, body, render("compress_template", budget=budget,
-                                     date=render("compress_date", today=today) + "\n\n" if today else "")]
+    return _with_template([_PREAMBLE, body], budget, focus, today)
+
+
+def _with_template(parts: list, budget: int, focus: str | None, today: str) -> str:
+    """``parts``, then the section template with the size target and date anchor, then the focus."""
+    parts = [*parts, render("compress_template", budget=budget,
+                            date=render("compress_date", today=today) + "\n\n" if today else "")]
     if focus:
         parts.append(render("compress_focus", focus=focus))
     return "\n\n".join(parts)
+
+
+OPENING_CHARS = 100  # of the first replaced message, quoted to say where the summary starts
+
+
+def _describe_first(msg: dict) -> str:
+    """The first message a summary replaces, told so a model finds it in the conversation: by
+    the start of its text, else by the tools it calls."""
+    text = folded(text_view(msg.get("content"))).strip()
+    if text:
+        if len(text) > OPENING_CHARS:
+            text = text[:OPENING_CHARS - 1].rstrip() + "…"
+        return f'the message that begins "{text}"'
+    calls = [(fn.get("name"), fn.get("arguments")) for tc in calls_of(msg) if isinstance(tc, dict)
+             and isinstance(fn := tc.get("function"), dict)] if "tool_calls" in msg else []
+    content = msg.get("content")
+    if isinstance(content, list):
+        calls += [(b.get("name"), b.get("input")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    calls = [(name, args) for name, args in calls if isinstance(name, str) and name]
+    if calls:
+        from hermesctx.jsonio import dumps_like_json
+
+        name, args = calls[0]
+        args = folded(args if isinstance(args, str) else dumps_like_json(args, ensure_ascii=False, default=str))
+        if len(args) > OPENING_CHARS:
+            args = args[:OPENING_CHARS - 1].rstrip() + "…"
+        more = f" (and {len(calls) - 1} more call{'s' * (len(calls) > 2)})" if len(calls) > 1 else ""
+        return f"the {msg.get('role') or 'assistant'} message that calls {name}({args}){more}"
+    return f"the {msg.get('role') or 'next'} message there"
+
+
+def live_request(messages: list, start: int, end: int, *, top: dict | None = None, budget: int,
+                 previous_summary: str | None = None, focus: str | None = None,
+                 today: str | None = None) -> dict:
+    """The live-prefix fields of a :class:`~hermesctx.summary.SummaryRequest`: the whole
+    transcript as the agent sent it (a provider reads it from the prompt cache the agent's last
+    request wrote) and the instruction sent after it as the last user message, with the
+    structure of :func:`build_prompt` (preamble, first or update, template, date, focus); the
+    turns are not written out again: the preamble says which messages the summary replaces
+    (``messages[start:end]``) and that the others stay."""
+    if today is None:
+        from datetime import date
+
+        today = date.today().isoformat()
+    if not hermes_only():
+        focus = redact(focus)
+    span = f"everything from {_describe_first(messages[start])}" if start > 0 else "everything from its start"
+    span += f" up to, not including, {_describe_first(messages[end])}" if end < len(messages) else " to its end"
+    body = render("compress_live_update", fold=template("compress_fold")) if previous_summary \
+        else template("compress_live_first")
+    instruction = _with_template([render("compress_live", span=span), body], budget, focus, today)
+    return {"live": messages, "live_from": start, "live_to": end, "live_top": dict(top or {}),
+            "instruction": instruction}
 
 
 TRAJECTORY_CUT_OVER, TRAJECTORY_CUT_HEAD, TRAJECTORY_CUT_TAIL = 3000, 1500, 500  # characters of a turn

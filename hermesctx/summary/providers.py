@@ -1,11 +1,20 @@
 """Provider summarizers: the real ``anthropic`` and ``openai`` SDKs, imported on first use.
 
-* :class:`AnthropicSummarizer`: Messages API, the prompt as one user message. The API requires
-  ``max_tokens``; it is ``2 × budget_tokens`` clamped to [1024, 32000] (room for the summary
-  without letting the output cap truncate it).
+* :class:`AnthropicSummarizer`: Messages API. The API requires ``max_tokens``; it is
+  ``2 × budget_tokens`` clamped to [1024, 32000] (room for the summary without letting the
+  output cap truncate it).
 * :class:`OpenAISummarizer`: Chat Completions (any OpenAI-compatible ``base_url``: vLLM,
-  Ollama, OpenRouter, LM Studio), the prompt as one user message, no ``max_tokens`` and no
-  ``temperature`` (as Hermes).
+  Ollama, OpenRouter, LM Studio), no ``max_tokens`` and no ``temperature`` (as Hermes).
+
+What both send: a request with a live prefix (:attr:`SummaryRequest.live`) is the transcript
+as the agent sends it (its system prompt and tools included, on the send path of
+:mod:`hermesctx.wire.send`), then the instruction as the last user message, tools off: the
+provider reads the prefix from the prompt cache the agent's own last request wrote (Anthropic:
+a ``cache_control`` breakpoint on the prefix's last block; OpenAI: its automatic prefix
+caching). A prefix the model's window cannot hold (a context-length error) or the provider
+refuses (another 400) is asked again as Hermes asks, the serialized turns in one user message
+(:attr:`SummaryRequest.prompt`), as is a request without a prefix. The usage of the
+call that answered (input, output, cache read and write tokens) is kept in ``last_usage``.
 
 Both take keyword options ``model``, ``base_url``, ``api_key``, ``timeout``, ``retries`` and
 ``env`` (a mapping read for ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` or ``OPENAI_API_KEY``
@@ -228,13 +237,34 @@ class _ProviderSummarizer:
         self.failures = 0  # consecutive failed summaries
         self.warn = warn
         self._client = None
+        self.last_usage: dict | None = None  # the usage of the call that wrote the last summary
 
-    # subclasses: _make_client() and _call(client, request) -> text
+    # subclasses: _make_client() and _call(client, request) -> (text, raw usage or None)
     def _make_client(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _call(self, client, request: SummaryRequest) -> str:  # pragma: no cover - abstract
+    def _call(self, client, request: SummaryRequest) -> tuple[str, dict | None]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _live_body(self, request: SummaryRequest, fmt: str) -> dict | None:
+        """The live prefix as a ``fmt`` request body (``messages``, and ``system`` / ``tools``
+        when it has them), the instruction not yet added; None without a prefix, or when the
+        transcript cannot be written so (the serialized prompt is then sent)."""
+        if not request.live:
+            return None
+        from hermesctx import formats
+
+        body = {**request.live_top, "messages": request.live}
+        try:
+            found = formats.detect_document(body)
+            if found not in formats.PLAIN:
+                return None
+            out = formats.write_back(body, {"format": found}, fmt, {}, {})
+        except Exception:  # noqa: BLE001 - odd input the send path refuses: the serialized prompt goes instead
+            return None
+        if not isinstance(out, dict) or not out.get("messages"):
+            return None
+        return {k: v for k, v in out.items() if k in ("system", "messages", "tools")}
 
     def _no_key(self) -> str | None:
         return None if self.api_key else (
@@ -255,6 +285,7 @@ class _ProviderSummarizer:
             self.attempts = 0
             raise SummarizerError(f"{self.name} summarizer ({self.model}): not called after "
                                   f"{self.failures} consecutive failures", kind=CIRCUIT_OPEN)
+        self.last_usage = None
         try:
             text = self._summarize(request)
         except SummarizerError as err:
@@ -274,7 +305,7 @@ class _ProviderSummarizer:
 
         def attempt() -> None:
             try:
-                box["text"] = self._call(client, request)
+                box["text"], box["usage"] = self._call(client, request)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 box["error"] = exc
 
@@ -286,10 +317,22 @@ class _ProviderSummarizer:
             raise RequestTimeout(f"no complete answer within {self.timeout:g}s")
         if "error" in box:
             raise box["error"]
+        self.last_usage = _usage(self.name, box.get("usage"), live=bool(request.live))
         return box["text"]
 
     def _summarize(self, request: SummaryRequest) -> str:
         policy = RetryPolicy(attempts=self.retries + 1, backoff_base=self.backoff_base, max_backoff=self.max_backoff)
+        try:
+            return with_retries(lambda attempt: self._attempt(attempt, request), policy, sleep=self.sleep)
+        except SummarizerError as err:
+            if err.kind not in (CONTEXT_LENGTH, OTHER) or not request.live:
+                raise
+        # the transcript is more than the model's window, or a request the provider refuses (a
+        # 400: a call left without its result, a block it does not take): the serialized turns
+        # in one message, cut as Hermes cuts them
+        from hermesctx.record import replace
+
+        request = replace(request, live=[], live_top={}, instruction="")
         return with_retries(lambda attempt: self._attempt(attempt, request), policy, sleep=self.sleep)
 
     def _attempt(self, attempt: int, request: SummaryRequest) -> str:
@@ -340,15 +383,26 @@ class AnthropicSummarizer(_ProviderSummarizer):
         return anthropic.Anthropic(api_key=self.api_key, base_url=self.base_url,
                                    timeout=self.timeout, max_retries=0)
 
-    def _call(self, client, request: SummaryRequest) -> str:
+    def _call(self, client, request: SummaryRequest) -> tuple[str, dict | None]:
+        live = self._live_body(request, "anthropic")
+        extra: dict = {}
+        if live is None:
+            messages: list = [{"role": "user", "content": request.prompt}]
+        else:
+            fixed = _marks(live.get("system")) + _marks(live.get("tools"))
+            messages = _with_instruction(_cache_marked(live["messages"], fixed), request.instruction)
+            if live.get("system"):
+                extra["system"] = live["system"]
+            tools = live.get("tools") or _tools_named(messages)
+            if tools:  # (the API wants the tools of the tool_use blocks it reads defined)
+                extra.update(tools=tools, tool_choice={"type": "none"})
         with warnings.catch_warnings():  # the SDK warns about deprecated model names
             warnings.simplefilter("ignore", DeprecationWarning)
             response = client.messages.create(
-                model=self.model, max_tokens=self.output_cap(request.budget_tokens),
-                messages=[{"role": "user", "content": request.prompt}])
+                model=self.model, max_tokens=self.output_cap(request.budget_tokens), messages=messages, **extra)
         parts = [getattr(block, "text", "") for block in (response.content or [])
                  if getattr(block, "type", None) == "text"]
-        return "".join(part for part in parts if isinstance(part, str))
+        return "".join(part for part in parts if isinstance(part, str)), _dumped(getattr(response, "usage", None))
 
 
 class OpenAISummarizer(_ProviderSummarizer):
@@ -370,14 +424,114 @@ class OpenAISummarizer(_ProviderSummarizer):
         return openai.OpenAI(api_key=self.api_key, base_url=self.base_url,
                              timeout=self.timeout, max_retries=0)
 
-    def _call(self, client, request: SummaryRequest) -> str:
-        response = client.chat.completions.create(
-            model=self.model, messages=[{"role": "user", "content": request.prompt}])
+    def _call(self, client, request: SummaryRequest) -> tuple[str, dict | None]:
+        live = self._live_body(request, "openai")
+        extra: dict = {}
+        if live is None:
+            messages = [{"role": "user", "content": request.prompt}]
+        else:  # the same prefix the agent sent: the provider's automatic prefix caching applies
+            messages = [*live["messages"], {"role": "user", "content": request.instruction}]
+            if live.get("tools"):
+                extra.update(tools=live["tools"], tool_choice="none")
+        response = client.chat.completions.create(model=self.model, messages=messages, **extra)
         choices = getattr(response, "choices", None)
         if not choices:
             raise SummarizerError(f"openai summarizer ({self.model}) returned no choices",
                                   kind=EMPTY)
         content = choices[0].message.content
+        usage = _dumped(getattr(response, "usage", None))
         if isinstance(content, str):
-            return content
-        return str(content) if content else ""
+            return content, usage
+        return (str(content) if content else ""), usage
+
+
+# --- the live prefix --------------------------------------------------------------------------
+
+CACHE_MARK = {"type": "ephemeral"}
+_UNMARKABLE = ("thinking", "redacted_thinking")  # (a tuple: a block's type may be unhashable)
+
+
+def _cache_marked(messages: list, fixed: int = 0) -> list:
+    """Anthropic messages with a ``cache_control`` breakpoint on the last block that can hold
+    one (not thinking), the markers already there kept, the earliest dropped so that with the
+    ``fixed`` ones of the system prompt and tools at most four are left (the API's limit); when
+    those hold four already, the messages as they are. The input is not changed."""
+    from hermesctx.wire.send import MAX_CACHE_BREAKPOINTS
+
+    if fixed >= MAX_CACHE_BREAKPOINTS:
+        return messages
+    out = [dict(m) for m in messages]
+    marked = [(i, j) for i, m in enumerate(out) if isinstance(m.get("content"), list)
+              for j, b in enumerate(m["content"]) if isinstance(b, dict) and "cache_control" in b]
+    for i in range(len(out) - 1, -1, -1):
+        content = out[i].get("content")
+        if isinstance(content, str) and content:
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            continue
+        j = next((j for j in range(len(content) - 1, -1, -1) if isinstance(content[j], dict)
+                  and content[j].get("type") not in _UNMARKABLE), None)
+        if j is None:
+            continue
+        content = list(content)
+        content[j] = {**content[j], "cache_control": dict(CACHE_MARK)}
+        out[i]["content"] = content
+        marked = [m for m in marked if m != (i, j)]
+        break
+    for i, j in marked[:max(0, len(marked) - (MAX_CACHE_BREAKPOINTS - 1 - fixed))]:
+        content = list(out[i]["content"])
+        content[j] = {k: v for k, v in content[j].items() if k != "cache_control"}
+        out[i]["content"] = content
+    return out
+
+
+def _marks(blocks: Any) -> int:
+    """The ``cache_control`` markers of a system prompt's blocks or of a tool list."""
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b) if isinstance(blocks, list) else 0
+
+
+def _with_instruction(messages: list, instruction: str) -> list:
+    """The instruction as the last user turn: a block of its own after a user message (two user
+    messages in a row are one turn to the API anyway), else a message of its own."""
+    block = {"type": "text", "text": instruction}
+    last = messages[-1] if messages else None
+    if last is not None and last.get("role") == "user":
+        content = last.get("content")
+        content = [{"type": "text", "text": content}] if isinstance(content, str) and content else \
+            list(content) if isinstance(content, list) else []
+        return [*messages[:-1], {**last, "content": [*content, block]}]
+    return [*messages, {"role": "user", "content": [block]}]
+
+
+def _tools_named(messages: list) -> list:
+    """A bare definition for each tool a ``tool_use`` block names (a body without its tools)."""
+    names = dict.fromkeys(b.get("name") for m in messages if isinstance(m.get("content"), list)
+                          for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"
+                          and isinstance(b.get("name"), str) and b.get("name"))
+    return [{"name": n, "description": "", "input_schema": {"type": "object"}} for n in names]
+
+
+def _dumped(usage: Any) -> dict | None:
+    """A response's usage as a plain dict (the SDKs return a model)."""
+    if usage is None:
+        return None
+    if isinstance(usage, dict):
+        return usage
+    dump = getattr(usage, "model_dump", None)
+    return dump() if callable(dump) else None
+
+
+def _usage(provider: str, raw: dict | None, *, live: bool) -> dict | None:
+    """The summary call's usage as ``normalize-usage`` counts it: input, output, cache read and
+    cache write tokens, and whether the transcript went as a live prefix."""
+    if not raw:
+        return None
+    from hermesctx.stages.normalize_usage import normalize_usage
+
+    try:
+        usage = normalize_usage(raw, provider=provider, lenient=True)
+    except Exception:  # noqa: BLE001 - a report figure must not fail a summary
+        return None
+    return {"provider": provider, "live_prefix": live,
+            **{k: usage[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                     "cache_write_tokens", "prompt_tokens")}}

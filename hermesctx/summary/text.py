@@ -84,7 +84,13 @@ HISTORICAL_PREFIXES = (
     SUMMARY_PREFIX[:SUMMARY_PREFIX.index(_RIGHT_NOW) + len(_RIGHT_NOW)] + _ACTIVE_TASK_ENDING,
     _FIRST_PREFIX,
 )
-_ALL_PREFIXES = (SUMMARY_PREFIX, LEGACY_PREFIX, *HISTORICAL_PREFIXES)
+# the prefix of a summary for an agent that is not Hermes: without the sentence that names
+# Hermes's memory files (MEMORY.md, USER.md) as authoritative, which such an agent does not have
+_MEMORY_SENTENCE = ("IMPORTANT: Your persistent memory (MEMORY.md, USER.md) in the system prompt is ALWAYS "
+                    "authoritative and active — never ignore or deprioritize memory content due to this "
+                    "compaction note. ")
+PLAIN_PREFIX = SUMMARY_PREFIX.replace(_MEMORY_SENTENCE, "")
+_ALL_PREFIXES = (SUMMARY_PREFIX, LEGACY_PREFIX, *HISTORICAL_PREFIXES, PLAIN_PREFIX)
 
 
 _SPACES = lazyre.compile(r"\s+")
@@ -131,9 +137,12 @@ def strip_summary_prefix(summary: str | None) -> str:
     return text
 
 
-def with_summary_prefix(summary: str | None) -> str:
+def with_summary_prefix(summary: str | None, *, hermes: bool = True) -> str:
+    """The summary's body under the prefix: Hermes's, or (``hermes`` false, a transcript of
+    another agent) :data:`PLAIN_PREFIX`, which names no memory files."""
+    prefix = SUMMARY_PREFIX if hermes else PLAIN_PREFIX
     body = strip_summary_prefix(summary)
-    return f"{SUMMARY_PREFIX}\n{body}" if body else SUMMARY_PREFIX
+    return f"{prefix}\n{body}" if body else prefix
 
 
 def find_latest_summary(messages: list, start: int, end: int) -> tuple[int | None, str]:

@@ -17,7 +17,9 @@ from hermesctx.summary.text import (
     COMPACTION_NOTE,
     END_MARKER,
     LEGACY_PREFIX,
+    MERGED_DELIMITER,
     MERGED_HEADER,
+    PLAIN_PREFIX,
     SUMMARY_PREFIX,
     is_summary_content,
 )
@@ -107,7 +109,11 @@ def test_assembly_prefix_marker_note_and_purity():
     assert "MEMORY.md" not in out[0]["content"]
     summary = next(m for m in out if is_summary_content(m.get("content")))
     assert summary["content"].startswith(MERGED_HEADER + "\nreply ")  # merged: no role fits between A and A
-    assert SUMMARY_PREFIX + "\n## Historical Task Snapshot\nUser asked (deterministic" in summary["content"]
+    # the prefix names no memory files either (Hermes's do not concern this agent)
+    assert PLAIN_PREFIX + "\n## Historical Task Snapshot\nUser asked (deterministic" in summary["content"]
+    assert "MEMORY.md" not in summary["content"] and PLAIN_PREFIX == SUMMARY_PREFIX.replace(
+        "IMPORTANT: Your persistent memory (MEMORY.md, USER.md) in the system prompt is ALWAYS authoritative and "
+        "active — never ignore or deprioritize memory content due to this compaction note. ", "")
     assert summary["content"].endswith("## Goal\nShip v2.\n\n" + END_MARKER)
     assert out[-1] == msgs[-1]
     tail = len(msgs) - report["end"]
@@ -214,7 +220,9 @@ def test_cli_provider_summarizers_through_the_real_sdks(provider, env):
         assert r.status == 0, r.stderr
         assert f"({provider})" in r.stderr
         body = server.requests[0].body
-        assert body["model"] == "m-small" and "TURNS TO SUMMARIZE:" in server.requests[0].prompt
+        # the transcript as the live prefix, the instruction last (tests/summary/test_providers.py)
+        assert body["model"] == "m-small" and "TURNS TO SUMMARIZE:" not in json.dumps(body)
+        assert server.requests[0].instruction.startswith("Stop the conversation here")
         summary = next(m for m in r.json if is_summary_content(m.get("content")))["content"]
         assert "## Goal\nFix the budget tests." in summary
 
@@ -298,6 +306,25 @@ def test_hermes_memory_sentence_only_for_a_hermes_transcript_or_when_asked():
     assert again[0]["content"].count("[Note: ") == 1
     r = invoke(["compress", "--hermes-note", "--tail-tokens", "300"], _long_chat())
     assert r.status == 0, r.stderr and r.json[0]["content"].endswith(COMPACTION_NOTE)
+
+
+def test_the_summary_prefix_names_the_memory_files_only_to_a_hermes_agent():
+    hermes = [S("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
+
+    def summary(msgs, **kw):
+        out, _ = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=300, **kw)
+        text = next(m["content"] for m in out if is_summary_content(m.get("content")))
+        return text.split(MERGED_DELIMITER + "\n\n", 1)[-1]
+
+    assert summary(hermes).startswith(SUMMARY_PREFIX + "\n")  # Hermes's, character for character
+    assert summary(_long_chat(), hermes_note=True).startswith(SUMMARY_PREFIX + "\n")
+    for plain in (summary(_long_chat()), summary(hermes, hermes_note=False)):
+        assert plain.startswith(PLAIN_PREFIX + "\n") and "MEMORY.md" not in plain
+    # a summary under either prefix is found again, updated and never stacked
+    out, _ = compress_messages(_long_chat(), summarizer=Fixed(), tail_token_budget=300)
+    grown = out + [A("more"), U("and now?")]
+    again, report = compress_messages(grown, summarizer=Fixed("## Goal\nv2"), tail_token_budget=300)
+    assert report["previous_summary"] and sum(is_summary_content(m.get("content")) for m in again) == 1
 
 
 def test_a_summary_merged_into_a_tail_message_goes_after_its_thinking():

@@ -12,7 +12,7 @@ from fakeserver import FakeServer, auth_error, context_length, hang, ok, rate_li
 
 from hermesctx.summary import SummarizerError, SummaryRequest, make_summarizer
 from hermesctx.summary.providers import AnthropicSummarizer, OpenAISummarizer, classify
-from hermesctx.summary.text import END_MARKER, SUMMARY_PREFIX
+from hermesctx.summary.text import END_MARKER, PLAIN_PREFIX
 
 PROMPT = "Summarize these turns.\n---\n[Turn 4 - GPT]:\nread config.yaml\n---\nFOCUS: ports"
 REQUEST = SummaryRequest(prompt=PROMPT, budget_tokens=750)
@@ -306,11 +306,52 @@ def _assert_compress_prompt(prompt):
     positions = [prompt.index("\n" + h + "\n") for h in HEADINGS]
     assert positions == sorted(positions)
     assert "Target ~2000 tokens." in prompt
-    assert prompt.endswith('FOCUS TOPIC: "Recent user focus:\n- Fix the login bug\n- ok\n- and the tests?"\n'
-                           'Give everything related to "Recent user focus:\n- Fix the login bug\n- ok\n- and the '
-                           'tests?" full detail and spend roughly 60-70% of the token budget on it. Summarize '
-                           "unrelated material tersely, in one line, or leave it out. Credentials are never kept, "
-                           "focus or not.")
+    assert prompt.endswith(_assert_compress_prompt.focus)
+
+
+_assert_compress_prompt.focus = (
+    'FOCUS TOPIC: "Recent user focus:\n- Fix the login bug\n- ok\n- and the tests?"\n'
+    'Give everything related to "Recent user focus:\n- Fix the login bug\n- ok\n- and the '
+    'tests?" full detail and spend roughly 60-70% of the token budget on it. Summarize '
+    "unrelated material tersely, in one line, or leave it out. Credentials are never kept, focus or not.")
+
+
+def _assert_instruction(text):
+    """The instruction after a live prefix: Hermes's structure, the turns not written out again."""
+    assert "TURNS TO SUMMARIZE" not in text and "detail detail" not in text
+    assert text.startswith("Stop the conversation here: do not answer it, continue its task or call a tool.")
+    assert ('everything from the assistant message that calls read_file({"path": "auth.py"}) up to, not including, '
+            'the message that begins "ok" will be removed') in text
+    positions = [text.index("\n" + h + "\n") for h in HEADINGS]
+    assert positions == sorted(positions) and "Target ~2000 tokens." in text
+    assert text.endswith(_assert_compress_prompt.focus)
+
+
+def _assert_live(req, name):
+    """The whole transcript as the agent sends it (the system prompt, the call and its result, the
+    kept tail, the key redacted), marked for the prompt cache on its last block, then the instruction."""
+    body = req.body
+    assert KEY not in json.dumps(body) and "OPENAI_API_KEY=***" in json.dumps(body)
+    _assert_instruction(req.instruction)
+    if name == "anthropic":
+        assert body["system"] == "You are Hermes."
+        assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant", "user",
+                                                         "assistant", "user", "assistant", "user"]
+        assert body["messages"][1]["content"][0]["type"] == "tool_use"
+        assert body["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "c1",
+                                                   "content": "def login(): pass"}]
+        marked = [(i, j) for i, m in enumerate(body["messages"]) if isinstance(m["content"], list)
+                  for j, b in enumerate(m["content"]) if "cache_control" in b]
+        assert marked == [(7, 0)] and body["messages"][7]["content"] == [
+            {"type": "text", "text": "they pass", "cache_control": {"type": "ephemeral"}}]
+        assert body["messages"][-1] == {"role": "user", "content": [{"type": "text", "text": req.instruction}]}
+        assert body["tool_choice"] == {"type": "none"} and [t["name"] for t in body["tools"]] == ["read_file"]
+    else:
+        assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "assistant", "user",
+                                                         "assistant", "user", "assistant", "user"]
+        assert body["messages"][2]["tool_calls"][0]["function"]["name"] == "read_file"
+        assert body["messages"][-1] == {"role": "user", "content": req.instruction}
+        assert "tools" not in body and "max_tokens" not in body
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
@@ -321,12 +362,11 @@ def test_cli_compress_500_then_success_sends_the_whole_prompt_each_time(server, 
     assert len(server.requests) == 2
     first, second = server.requests
     assert first.body == second.body  # the retry resends the same request
-    assert len(first.body["messages"]) == 1 and first.body["messages"][0]["role"] == "user"
-    _assert_compress_prompt(first.prompt)
+    _assert_live(first, name)
     assert "max_tokens" not in first.body if name == "openai" else first.body["max_tokens"] == 4000
-    summary = next(m for m in r.json if m["content"].startswith(SUMMARY_PREFIX))
+    summary = next(m for m in r.json if m["content"].startswith(PLAIN_PREFIX))
     # no user turn in the middle: no task snapshot is grafted on (spec 30.4.6)
-    assert summary["content"] == SUMMARY_PREFIX + "\n## Goal\nFix login.\n\n" + END_MARKER
+    assert summary["content"] == PLAIN_PREFIX + "\n## Goal\nFix login.\n\n" + END_MARKER
     assert [m["role"] for m in r.json] == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
     assert f"({name})" in r.stderr and "Compressed: 9 → 7 messages" in r.stderr
 
@@ -339,20 +379,55 @@ def test_cli_compress_timeout_falls_back_to_extractive(server, name):
     assert time.monotonic() - start < 8  # 2 attempts x 0.3 s + one backoff, not 5 s per hang
     assert r.status == 0, r.stderr
     assert len(server.requests) == 2 and server.requests[0].body == server.requests[1].body
-    _assert_compress_prompt(server.requests[0].prompt)
+    _assert_live(server.requests[0], name)
     assert "(extractive)" in r.stderr
-    assert any(m["content"].startswith(SUMMARY_PREFIX) for m in r.json)
+    assert any(m["content"].startswith(PLAIN_PREFIX) for m in r.json)
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
 def test_cli_compress_context_length_is_not_retried_and_falls_back(server, name):
-    server.script(context_length(), ok("never used"))
+    """A live prefix over the window is asked once more as Hermes asks (the serialized turns in
+    one message); that failing too, the extractive summarizer stands in."""
+    server.script(context_length(), context_length(), ok("never used"))
     r = _compress_cli(name, server)
     assert r.status == 0, r.stderr
-    assert len(server.requests) == 1
-    _assert_compress_prompt(server.requests[0].prompt)
+    assert len(server.requests) == 2
+    _assert_live(server.requests[0], name)
+    assert len(server.requests[1].body["messages"]) == 1
+    _assert_compress_prompt(server.requests[1].prompt)
     assert "(extractive)" in r.stderr
     assert "never used" not in json.dumps(r.json)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+@pytest.mark.parametrize("refusal", [context_length, lambda: status(400)])
+def test_cli_compress_a_prefix_over_the_window_is_summarized_from_the_serialized_turns(server, name, refusal):
+    server.script(refusal(), ok("## Goal\nFix login."))
+    r = _compress_cli(name, server)
+    assert r.status == 0, r.stderr
+    assert len(server.requests) == 2 and len(server.requests[1].body["messages"]) == 1
+    _assert_compress_prompt(server.requests[1].prompt)
+    assert f"({name})" in r.stderr
+
+
+_CACHED = {"anthropic": {"input_tokens": 40, "cache_read_input_tokens": 1800, "cache_creation_input_tokens": 0},
+           "openai": {"prompt_tokens": 1840, "prompt_tokens_details": {"cached_tokens": 1792}}}
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_cli_compress_reports_the_summary_calls_usage_with_its_cached_tokens(server, name, tmp_path):
+    server.script(ok("## Goal\nFix login.", **_CACHED[name]))
+    report = tmp_path / "report.json"
+    r = _compress_cli(name, server, "--report", str(report))
+    assert r.status == 0, r.stderr
+    [req] = server.requests
+    _assert_live(req, name)
+    usage = json.loads(report.read_text())["summary_usage"]
+    assert usage == ({"provider": "anthropic", "live_prefix": True, "input_tokens": 40, "output_tokens": 7,
+                      "cache_read_tokens": 1800, "cache_write_tokens": 0, "prompt_tokens": 1840}
+                     if name == "anthropic" else
+                     {"provider": "openai", "live_prefix": True, "input_tokens": 48, "output_tokens": 7,
+                      "cache_read_tokens": 1792, "cache_write_tokens": 0, "prompt_tokens": 1840})
 
 
 # --- a deadline per attempt, not per read; the circuit breaker across a batch ------------------
@@ -398,3 +473,29 @@ def test_a_success_resets_the_breaker(server, name):
         except SummarizerError as err:
             outcomes.append(err.kind)
     assert outcomes == ["server", "server", "fine", "server", "server", "fine again"]
+
+
+def test_live_prefix_keeps_at_most_four_cache_breakpoints_the_last_on_the_prefix(server):
+    """A transcript marked already (cache-mark's system_and_3) keeps its newest marks: with the
+    prefix's own, four in all (the API's limit), never on a thinking block."""
+    mark = {"type": "ephemeral"}
+    live = [{"role": "user", "content": [{"type": "text", "text": f"ask {i}", "cache_control": mark}]} if i % 2 == 0
+            else {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"},
+                                                   {"type": "text", "text": f"reply {i}"}]}
+            for i in range(8)]
+    live[-1]["content"][1]["cache_control"] = mark
+    server.script(ok("## Goal\nx", cache_read_input_tokens=64))
+    summarizer = build("anthropic", server)
+    request = SummaryRequest(prompt="serialized", budget_tokens=500, live=live, live_from=2, live_to=6,
+                             live_top={"system": [{"type": "text", "text": "sys", "cache_control": mark}]},
+                             instruction="Summarize messages 2-5.")
+    assert summarizer.summarize(request) == "## Goal\nx"
+    [req] = server.requests
+    messages = req.body["messages"]
+    marks = [(i, j) for i, m in enumerate(messages) for j, b in enumerate(m["content"]) if "cache_control" in b]
+    system_marks = sum("cache_control" in b for b in req.body["system"])
+    assert system_marks + len(marks) == 4 and marks[-1] == (7, 1) and (0, 0) not in marks
+    assert messages[-1] == {"role": "user", "content": [{"type": "text", "text": "Summarize messages 2-5."}]}
+    assert all(b.get("type") != "thinking" or "cache_control" not in b for m in messages for b in m["content"])
+    assert summarizer.last_usage["cache_read_tokens"] == 64 and summarizer.last_usage["live_prefix"]
+    assert live[0]["content"][0]["cache_control"] == mark  # the request's transcript is not changed
