@@ -58,6 +58,15 @@ def read_event(reader: LogReader, event: Any, lost: dict) -> dict:
     return out
 
 
+def session_body(messages: list, model: str | None) -> dict:
+    """A session read from an agent's store as a request body: its messages with orphaned calls and
+    results repaired (:func:`fix_orphans`), and its model when the store names one."""
+    body: dict = {"messages": list(fix_orphans(messages, set(), [0]))}
+    if model:
+        body["model"] = model
+    return body
+
+
 def fix_orphans(messages: Iterable[dict], seen: set, counter: list) -> Iterator[dict]:
     """Yield ``messages`` with every tool result that does not follow its call (the call was
     before a compaction boundary, or other messages came between) turned into user text, so

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hermesctx.errors import InputError
 from hermesctx.formats._common import bump
-from hermesctx.formats._logs import fix_orphans
+from hermesctx.formats._logs import session_body
 from hermesctx.jsonio import dumps_like_json
 
 TYPE_CHECKING = False
@@ -88,10 +88,7 @@ def read(doc: Any, lost: dict) -> dict:
     if not any(m["role"] != "system" for m in out):
         raise InputError(f"an OpenCode session ({_session(msgs[0])}) whose messages say nothing "
                          "(only step parts): no transcript in it")
-    body: dict = {"messages": list(fix_orphans(out, set(), [0]))}
-    if model:
-        body["model"] = model
-    return body
+    return session_body(out, model)
 
 
 def usage(doc: Any) -> dict | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hermesctx.errors import InputError
 from hermesctx.formats._common import bump
-from hermesctx.formats._logs import fix_orphans
+from hermesctx.formats._logs import session_body
 from hermesctx.jsonio import dumps_like_json, loads_like_json
 
 TYPE_CHECKING = False
@@ -126,10 +126,7 @@ def read(doc: Any, lost: dict) -> dict:
     if not out:
         raise InputError(f"an OpenCode / Crush session ({session.get('id', 'no id')}) whose "
                          "messages say nothing (only finish parts): no transcript in it")
-    body: dict = {"messages": list(fix_orphans(out, set(), [0]))}
-    if model:
-        body["model"] = model
-    return body
+    return session_body(out, model)
 
 
 def _messages(role: Any, parts: list, where: str, lost: dict) -> list[dict]:

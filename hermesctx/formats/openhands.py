@@ -15,7 +15,7 @@ observations) is no part of what the model saw.
 from __future__ import annotations
 
 from hermesctx.formats._common import bump
-from hermesctx.formats._logs import fix_orphans
+from hermesctx.formats._logs import session_body
 from hermesctx.jsonio import dumps_like_json
 
 TYPE_CHECKING = False
@@ -88,10 +88,7 @@ def read(doc: list, lost: dict) -> dict:
             response_id = None
         elif kind not in QUIET_OBSERVATIONS:
             bump(lost, f"{kind} observations without a tool call")
-    body: dict = {"messages": list(fix_orphans(messages, set(), [0]))}
-    if model:
-        body["model"] = model
-    return body
+    return session_body(messages, model)
 
 
 def usage(doc: list) -> dict | None:
