@@ -176,8 +176,10 @@ def _check_readable(doc: Any) -> None:
     """Refuse chat messages none of which holds a key this project reads its content from
     while they hold others (``{role, parts}``, ...): read as chat, they would be written back
     as empty messages with exit 0."""
+    from hermesctx.messages import is_lenient
+
     messages = doc.get("messages") if isinstance(doc, dict) else doc
-    if not isinstance(messages, list) or not messages:
+    if not isinstance(messages, list) or not messages or is_lenient():  # (--lenient: as Hermes, D14)
         return
     others: list = []
     for msg in messages:

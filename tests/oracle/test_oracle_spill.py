@@ -98,8 +98,8 @@ for case in data["cases"]:
 def _files(directory: str) -> dict:
     out = {}
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
-        if name == ".index":
-            continue  # ours: the spill index (Hermes has none)
+        if name in (".index", ".sent"):
+            continue  # ours: the spill index and the send path's originals for --restore (Hermes has none)
         if os.path.isdir(os.path.join(directory, name)):
             out[name] = "(directory)"
             continue
