@@ -493,6 +493,16 @@ class Store:
             (span, session, parent, created, count, compressed, start, end, _deflate(summary.encode("utf-8")),
              len(summary), source, base, shared, _pack(ids[shared:]))).lastrowid
 
+    def _unindex_summary(self, session: str) -> None:
+        """Take the newest summary of ``session`` out of the search index (a contentless index is
+        told the text it forgets), before a newer one of the session is added."""
+        row = self.con.execute("SELECT n, summary FROM spans WHERE session = ? AND summary_chars > 0 "
+                               "ORDER BY n DESC LIMIT 1", (session,)).fetchone()
+        if row is not None and row[0] == self.con.execute("SELECT max(n) FROM spans WHERE session = ?",
+                                                          (session,)).fetchone()[0]:
+            self.con.execute("INSERT INTO fts (fts, rowid, body) VALUES ('delete', ?, ?)",
+                             (-row[0], _inflate(row[1]).decode("utf-8")))
+
     def _ids(self, n: int) -> list:
         """The blob ids of the messages of span ``n``, in order (following its bases)."""
         parts: list = []
@@ -538,9 +548,10 @@ class Store:
         indexed = self._has_fts()
         if indexed:
             con.execute("INSERT INTO fts (fts) VALUES ('delete-all')")
+        newest = dict(con.execute("SELECT session, max(n) FROM spans GROUP BY session").fetchall())
         for n, session, summary in con.execute("SELECT n, session, summary FROM spans ORDER BY n").fetchall():
             summary = _inflate(summary).decode("utf-8")
-            if indexed and summary:
+            if indexed and summary and newest.get(session) == n:  # the session's newest summary alone
                 con.execute("INSERT INTO fts (rowid, body) VALUES (?, ?)", (-n, summary))
             ids = self._ids(n)
             self._index(n, session, ids, self._messages(ids), indexed)
@@ -637,6 +648,8 @@ class Store:
                 if parent is not None and not con.execute("SELECT 1 FROM spans WHERE id = ?", (parent,)).fetchone():
                     parent = None
                 ids = [self._blob(blob) for blob in blobs]
+                if indexed:  # the session's newest span's summary alone is searched: it supersedes
+                    self._unindex_summary(sql_text(session))
                 n = self._insert_span(span, sql_text(session), parent, created, len(blobs), compressed, start, end,
                                       sql_text(summary), sql_text(source), ids)
                 if indexed and summary:
@@ -724,7 +737,9 @@ class Store:
         since = timestamp(since) if since else None
         until = timestamp(until, end=True) if until else None
         msg_where, msg_args = ["1"], []
-        sum_where, sum_args = ["s.summary_chars > 0"], []
+        # summaries: the newest of each session (it supersedes the older ones, which its span's
+        # messages and their chain still hold)
+        sum_where, sum_args = ["s.summary_chars > 0", "s.n = (SELECT max(n) FROM spans o WHERE o.session = s.session)"], []
         for column, value in (("session", session), ("created >= ", since), ("created <= ", until)):
             if value is None:
                 continue

@@ -230,3 +230,17 @@ def test_two_processes_creating_one_store_at_once(tmp_path):
         assert [p.wait(timeout=60) for p in procs] == [0, 0], [p.stderr.read() for p in procs]
         with Store.open(path) as s:
             assert len(s.spans()) == 2
+
+
+@needs_fts
+def test_only_the_newest_summary_of_a_session_is_searched(tmp_path):
+    path = str(tmp_path / "a.sqlite")
+    with Store.open(path) as s:
+        s.add(convo("alpha"), session="s", summary="summary kiwi one")
+        s.add(convo("beta"), session="s", summary="summary kiwi two")
+        s.add(convo("gamma"), session="t", summary="summary kiwi three")
+    with Store.open(path) as fts, Store.open(path, fts=False) as scan:
+        for store in (fts, scan):
+            hits = [h for h in store.search("kiwi", limit=100) if h["kind"] == "summary"]
+            assert sorted(h["snippet"] for h in hits) == ["summary kiwi three", "summary kiwi two"]
+        assert {h["kind"] for h in fts.search("alpha")} == {"message"}  # its messages stay found
