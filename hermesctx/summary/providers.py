@@ -66,6 +66,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_TIMEOUT = 300.0  # seconds per attempt (Hermes's floor for compression calls)
+CONNECT_TIMEOUT = 3.0  # seconds to open a connection: an endpoint that does not answer is said at once
+CONNECTION_ATTEMPTS = 2  # a refused or unreachable endpoint is tried this often, not as often as a busy one
 DEFAULT_RETRIES = 2  # retries after the first attempt
 DEFAULT_BACKOFF_BASE = 1.0
 DEFAULT_MAX_BACKOFF = 30.0
@@ -121,7 +123,8 @@ def with_retries(call: Callable[[int], T], policy: RetryPolicy, *,
         except SummarizerError as err:
             if on_failure is not None:
                 on_failure(err)
-            if attempt >= policy.attempts or not policy.retries(err.kind):
+            if attempt >= policy.attempts or not policy.retries(err.kind) or (
+                    err.kind == CONNECTION and attempt >= CONNECTION_ATTEMPTS):
                 raise
             wait = policy.delay(attempt)
             if policy.retry_after and err.retry_after is not None:
@@ -266,6 +269,11 @@ class _ProviderSummarizer:
             return None
         return {k: v for k, v in out.items() if k in ("system", "messages", "tools")}
 
+    def _timeouts(self, sdk):
+        """The SDK's timeouts (``sdk.Timeout``): ``timeout`` for each phase, but at most
+        ``CONNECT_TIMEOUT`` to connect."""
+        return sdk.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
+
     def _no_key(self) -> str | None:
         return None if self.api_key else (
             f"no API key for the {self.name} summarizer: set {self.key_env} or pass --api-key")
@@ -381,7 +389,7 @@ class AnthropicSummarizer(_ProviderSummarizer):
         import anthropic
 
         return anthropic.Anthropic(api_key=self.api_key, base_url=self.base_url,
-                                   timeout=self.timeout, max_retries=0)
+                                   timeout=self._timeouts(anthropic), max_retries=0)
 
     def _call(self, client, request: SummaryRequest) -> tuple[str, dict | None]:
         live = self._live_body(request, "anthropic")
@@ -422,7 +430,7 @@ class OpenAISummarizer(_ProviderSummarizer):
         import openai
 
         return openai.OpenAI(api_key=self.api_key, base_url=self.base_url,
-                             timeout=self.timeout, max_retries=0)
+                             timeout=self._timeouts(openai), max_retries=0)
 
     def _call(self, client, request: SummaryRequest) -> tuple[str, dict | None]:
         live = self._live_body(request, "openai")

@@ -499,3 +499,17 @@ def test_live_prefix_keeps_at_most_four_cache_breakpoints_the_last_on_the_prefix
     assert all(b.get("type") != "thinking" or "cache_control" not in b for m in messages for b in m["content"])
     assert summarizer.last_usage["cache_read_tokens"] == 64 and summarizer.last_usage["live_prefix"]
     assert live[0]["content"][0]["cache_control"] == mark  # the request's transcript is not changed
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_a_refused_endpoint_is_given_up_after_one_retry(name):
+    from hermesctx.summary.providers import CONNECTION_ATTEMPTS
+
+    with FakeServer() as dead:
+        url = dead.url
+    summarizer = make_summarizer(name, base_url=url + ("" if name == "anthropic" else "/v1"),
+                                 api_key="k", timeout=30, retries=5, backoff_base=0.01)
+    with pytest.raises(SummarizerError) as info:
+        summarizer.summarize(REQUEST)
+    assert info.value.kind == "connection" and summarizer.attempts == CONNECTION_ATTEMPTS == 2
+    assert summarizer._timeouts(__import__(name)).connect == 3.0  # a connect timeout of a few seconds
