@@ -27,6 +27,8 @@ MCP = "mcp"
 TARGETS = (OPENAI, ANTHROPIC, MCP)
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 10
+PAGE_CHARS = 60_000  # an expand page (~15,000 tokens): under Claude Code's 25,000-token result cap
+MAX_OFFSET = 10_000_000
 
 _RECALL = {
     "description": (
@@ -49,10 +51,16 @@ _RECALL = {
 _EXPAND = {
     "description": (
         "The original messages of an archived span (an id like hx-0123456789ab, quoted in a "
-        "compaction summary or in a recall hit), in their order: what the compaction replaced."),
+        "compaction summary or in a recall hit), in their order: what the compaction replaced. A "
+        "page at a time (about 15,000 tokens at most); the answer says how many are left and the "
+        "offset of the next page."),
     "properties": {
         "span": {"type": "string", "pattern": "^hx-[0-9a-f]{12}$",
                  "description": "The span id, hx- and 12 hex digits."},
+        "offset": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET,
+                   "description": "The first message to return (default 0): next_offset of the page before."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                  "description": "Most messages in the page (default: as many as fit the page)."},
     },
     "required": ["span"],
 }
@@ -126,7 +134,9 @@ def call(store, name: str, arguments: Any) -> dict:
     """Run the tool ``name`` with ``arguments`` (a dict, or a JSON object as text) on ``store``.
 
     ``recall``: ``{"hits": [...], "count": n}`` (hits as :meth:`Store.search` gives them).
-    ``expand``: ``{"span": id, "session": ..., "messages": [...], "count": n}``.
+    ``expand``: ``{"span": id, "session": ..., "messages": [...], "count": n, "offset": k, "total": t,
+    "left": l, "next_offset": k + n or None}``: one page of the span, at most ``limit`` messages and
+    about ``PAGE_CHARS`` characters (at least one message).
     Anything wrong with the call: ``{"error": "one line"}``."""
     from hermesctx.errors import HermesctxError
 
@@ -141,12 +151,27 @@ def call(store, name: str, arguments: Any) -> dict:
         from hermesctx.redact import redact_value
 
         messages = store.expand(args["span"])
+        offset = args.get("offset", 0)
+        page = _page(messages[offset:], args.get("limit", MAX_LIMIT))
+        after = offset + len(page)
         return {"span": args["span"], "session": store.span(args["span"])["session"],
-                "messages": redact_value(messages), "count": len(messages)}
+                "messages": redact_value(page), "count": len(page), "offset": offset, "total": len(messages),
+                "left": max(len(messages) - after, 0), "next_offset": after if after < len(messages) else None}
     except _BadArguments as exc:
         return {"error": f"{name}: {exc}"}
     except HermesctxError as exc:  # an unknown span, a query the store cannot read: the model can retry
         return {"error": f"{name}: {exc}"}
+
+
+def _page(messages: list, limit: int) -> list:
+    """The first messages, at most ``limit`` and about ``PAGE_CHARS`` characters of JSON (one at least)."""
+    page, size = [], 0
+    for msg in messages[:limit]:
+        size += len(json.dumps(msg, ensure_ascii=False))
+        if page and size > PAGE_CHARS:
+            break
+        page.append(msg)
+    return page
 
 
 # --- the MCP server (``hermesctx mcp``) ---------------------------------------------------------

@@ -237,3 +237,21 @@ def test_mcp_needs_a_store():
     result = invoke(["mcp"], environ={"HERMESCTX_CONFIG": os.devnull})
     assert result.status == 2
     assert "give --archive FILE.sqlite (or archive.path in the config)" in result.stderr
+
+
+def test_expand_pages_a_large_span_and_says_what_is_left(tmp_path):
+    from hermesctx.store import Store
+
+    messages = [{"role": "user", "content": f"turn {k} " + "x" * 9000} for k in range(20)]
+    with Store.open(str(tmp_path / "big.sqlite")) as store:
+        span = store.add(messages, session="s")
+        pages, offset = [], 0
+        while offset is not None:
+            page = agent_tools.call(store, "expand", {"span": span, "offset": offset})
+            assert len(json.dumps(page["messages"])) <= agent_tools.PAGE_CHARS  # under ~15,000 tokens
+            assert page["total"] == 20 and page["left"] == 20 - page["offset"] - page["count"]
+            pages.append(page)
+            offset = page["next_offset"]
+        assert [m for p in pages for m in p["messages"]] == messages and len(pages) > 1
+        two = agent_tools.call(store, "expand", {"span": span, "offset": 3, "limit": 2})
+        assert two["messages"] == messages[3:5] and two["next_offset"] == 5
