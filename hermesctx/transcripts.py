@@ -16,7 +16,7 @@ import stat
 import sys
 
 from hermesctx import jsonio
-from hermesctx.context import Env
+from hermesctx.context import Env, plural
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 from hermesctx.lean import contextmanager
@@ -779,7 +779,6 @@ def report_problems(env: Env, docs: Iterable, checker: Callable[[Any, str, int |
     if as_json:
         env.stdout.flush()
     extra = ", ".join(f"{n} {severity}" for severity, n in sorted(uncounted.items()))
-    from hermesctx.context import plural
 
     found_line = (f"{plural(counted, 'problem')} in {bad:,} of {plural(transcripts, 'transcript')}" if counted
                   else f"no problems in {plural(transcripts, 'transcript')}")
@@ -811,6 +810,11 @@ def report_each(env: Env, docs: Iterable[jsonio.Document],
     if finish is not None:
         env.stdout.write(finish())
     return ExitStatus.CHECK_FAILED if failed else ExitStatus.OK
+
+
+def _amount(size: float) -> str:
+    """A number of bytes for a person: ``740 kB``, ``12.5 MB``."""
+    return f"{size / 1e6:,.1f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} kB"
 
 
 class Progress:
@@ -866,8 +870,8 @@ class Progress:
     def line(self, now: float) -> str:
         elapsed = max(now - self.t0, 1e-6)
         position = self._position()
-        done_mb = (self.base + position) / 1e6
-        text = f"{self.count:,} transcripts, {done_mb:,.1f} MB, {done_mb / elapsed:,.1f} MB/s"
+        done = self.base + position
+        text = f"{plural(self.count, 'transcript')}, {_amount(done)}, {_amount(done / elapsed)}/s"
         if self.size and position and self.size > position:
             left = (self.size - position) / (position / elapsed if not self.base else (self.base + position) / elapsed)
             text += f", {int(left) // 60}:{int(left) % 60:02d} left"

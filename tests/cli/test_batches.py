@@ -85,7 +85,7 @@ def test_progress_line_on_a_terminal(tmp_path, command):
     status, out, err = _tty_run([*command, str(EXAMPLES / "batch.jsonl")], tmp_path)
     assert status == 0
     last = err.rstrip("\n").split("\r")[-1]
-    assert last.startswith("4 transcripts, ") and " MB, " in last and "MB/s" in last
+    assert last.startswith("4 transcripts, ") and " kB, " in last and "kB/s" in last  # (a small file: kB, not 0.0 MB)
     quiet = _tty_run(["-q", *command, str(EXAMPLES / "batch.jsonl")], tmp_path)
     assert "transcripts, " not in quiet[2] and quiet[1] == out
 
