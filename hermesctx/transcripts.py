@@ -538,8 +538,6 @@ class KeepGoing:
 
     def summary(self, env: Env) -> None:
         """The batch's closing line: files and documents done, failed."""
-        from hermesctx.context import plural
-
         lines = self.failures - self.files_failed
         env.stderr.write(f"hermesctx: {plural(self.files_done + self.files_failed, 'file')}: {self.files_done:,} done "
                          f"({plural(self.documents_done, 'document')}), {self.files_failed:,} failed"
