@@ -496,10 +496,9 @@ class Store:
     def _unindex_summary(self, session: str) -> None:
         """Take the newest summary of ``session`` out of the search index (a contentless index is
         told the text it forgets), before a newer one of the session is added."""
-        row = self.con.execute("SELECT n, summary FROM spans WHERE session = ? AND summary_chars > 0 "
-                               "ORDER BY n DESC LIMIT 1", (session,)).fetchone()
-        if row is not None and row[0] == self.con.execute("SELECT max(n) FROM spans WHERE session = ?",
-                                                          (session,)).fetchone()[0]:
+        row = self.con.execute("SELECT n, summary, summary_chars FROM spans WHERE session = ? ORDER BY n DESC "
+                               "LIMIT 1", (session,)).fetchone()
+        if row is not None and row[2] > 0:  # (the newest span is the one whose summary is indexed)
             self.con.execute("INSERT INTO fts (fts, rowid, body) VALUES ('delete', ?, ?)",
                              (-row[0], _inflate(row[1]).decode("utf-8")))
 

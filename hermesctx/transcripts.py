@@ -151,8 +151,7 @@ def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_goin
         except HermesctxError as err:
             keep_going.file_failed(env, in_file(err, one))
             continue
-        keep_going.files_done += 1
-        keep_going.documents_done += done
+        keep_going.file_done(done)
     keep_going.summary(env)
 
 
@@ -419,8 +418,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
                 continue
             count += done
             if keep_going is not None:
-                keep_going.files_done += 1
-                keep_going.documents_done += done
+                keep_going.file_done(done)
         if keep_going is not None and len(paths) > 1:
             keep_going.summary(env)
         ok = True
@@ -526,6 +524,11 @@ class KeepGoing:
         self.failures = 0
         self.file: str | None = None  # the FILE being read, when there are several
         self.files_done = self.files_failed = self.documents_done = 0
+
+    def file_done(self, documents: int) -> None:
+        """A FILE read to its end, with ``documents`` done."""
+        self.files_done += 1
+        self.documents_done += documents
 
     def file_failed(self, env: Env, err: HermesctxError) -> None:
         """A FILE that failed as a whole (unreadable, no transcript, refused): said, nothing of it

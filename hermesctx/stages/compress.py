@@ -135,7 +135,7 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     # what they hold (Hermes's rule sees only text), and a turn of k tool results counted as k
     # messages toward the floor
     blocks = anthropic_blocks_apply(messages)
-    estimate = tokens.block_tail_tokens if blocks else tokens.tail_tokens
+    estimate = _tail_estimate(messages, blocks)
     after = _counts_after(messages) if blocks else range(n, -1, -1)  # messages from i on
     available = after[head_end + 1] if head_end + 1 <= n else 0
     floor = max(3, min(protect_last_n, MIN_TAIL_FLOOR))
@@ -171,12 +171,21 @@ def tail_cut(messages: list, head_end: int, budget: int, protect_last_n: int = 2
     return align_forward(messages, max(cut, head_end + 1))
 
 
+def _tail_estimate(messages: list, blocks: bool | None = None):
+    """The tail walk's count of one message: Hermes's, or for an Anthropic transcript each message
+    counted as the OpenAI messages it stands for (``blocks``: whether it is one, when known)."""
+    if blocks is None:
+        blocks = anthropic_blocks_apply(messages)
+    return tokens.block_tail_tokens if blocks else tokens.tail_tokens
+
+
 def _autonomous(messages: list, start: int, u: int, end: int) -> bool:
     """Whether the latest ask at ``u`` sits early in the compressible span, so that ending the middle
     at it would leave the bulk of the run uncompressed: more of the span's tokens lie after it
-    than before it."""
-    after = sum(tokens.tail_tokens(m) for m in messages[u + 1:end])
-    return end - u > AUTONOMOUS_MIN_TURNS and after > sum(tokens.tail_tokens(m) for m in messages[start:u])
+    than before it (counted as the tail walk counts them)."""
+    estimate = _tail_estimate(messages)
+    after = sum(estimate(m) for m in messages[u + 1:end])
+    return end - u > AUTONOMOUS_MIN_TURNS and after > sum(estimate(m) for m in messages[start:u])
 
 
 def _cut_edits(messages: list, pruned: list, kept: range) -> list:
@@ -185,10 +194,7 @@ def _cut_edits(messages: list, pruned: list, kept: range) -> list:
     out = []
     for i in kept:
         if pruned[i] is not messages[i] and pruned[i].get("tool_calls") != messages[i].get("tool_calls"):
-            j = i + 1
-            while j < len(messages) and messages[j].get("role") == "tool":
-                j += 1
-            out += messages[i:j]
+            out += messages[i:align_forward(messages, i + 1)]
     return out
 
 

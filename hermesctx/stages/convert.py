@@ -228,8 +228,7 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                 keep_going.file_failed(env, in_file(err, name))
                 continue
             if keep_going is not None:
-                keep_going.files_done += 1
-                keep_going.documents_done += done
+                keep_going.file_done(done)
         if keep_going is not None and len(paths) > 1:
             keep_going.summary(env)
         ok = True

@@ -20,8 +20,8 @@ found anywhere in the output: a message's text or a tool call's arguments. The f
 from __future__ import annotations
 
 from hermesctx.messages import calls_of
-from hermesctx.summary.ledger import extract, one_line, plain
-from hermesctx.summary.text import text_view
+from hermesctx.summary.ledger import extract, longest, one_line, plain
+from hermesctx.summary.text import folded, text_view
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,18 +32,14 @@ MIN_CHARS = 8  # shorter texts are no fact worth a line (`ok`, `}`)
 LISTED = 50  # at most this many lost facts are listed in a report
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _probe(text: str) -> str:
     """What a fact is looked for by: its folded text, at most ``PROBE_CHARS`` characters of it, and
     of a text with masked secrets (``***``) its longest unmasked piece (the output may hold the
     secret itself, or the mask)."""
-    folded = _fold(text.rstrip("…"))
-    if "***" in folded:
-        folded = max(folded.split("***"), key=len).strip()
-    return folded[:PROBE_CHARS]
+    text = folded(text.rstrip("…")).strip()
+    if "***" in text:
+        text = max(text.split("***"), key=len).strip()
+    return text[:PROBE_CHARS]
 
 
 def facts(turns: list) -> list[tuple[str, str]]:
@@ -60,7 +56,7 @@ def facts(turns: list) -> list[tuple[str, str]]:
     found += [("value", line) for _, line in led.facts]
     for f in led.files.values():
         if f.added:
-            found.append(("change", max(f.added, key=len)))
+            found.append(("change", longest(f.added)))
     found += [("decision", d) for d in led.decisions]
     found += [("constraint", c) for c in led.constraints]
     if led.next_step:
@@ -89,7 +85,7 @@ def output_text(messages: list) -> str:
                 parts.append(arguments if isinstance(arguments, str) else str(arguments))
             elif isinstance(call, dict) and "input" in call:
                 parts.append(str(call.get("input")))
-    return _fold("\n".join(parts))
+    return folded("\n".join(parts))
 
 
 def drop_ledger(turns: list, output: list, archive: Any = None) -> dict:

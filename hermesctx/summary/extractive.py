@@ -244,7 +244,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
 
 def _goal(asks: list) -> str | None:
     """The goal: the first substantive ask (a sentence, not a one-word reply or a bare command
-    name such as ``2`` or ``*workflow-init``), else the last one, else none."""
+    name such as ``2`` or ``*workflow-init``); none when no ask is one."""
     for _, ask, _ in asks:
         if _substantive(ask):
             return ask

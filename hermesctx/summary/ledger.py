@@ -245,8 +245,8 @@ def added_lines(old: str, new: str) -> list[str]:
     if sum(len(x) + 1 for x in lines) <= ADDED_CHARS:
         return lines
     # too much to keep whole: the longest line (the most distinctive), then the first ones, in order
-    longest = max(lines, key=len)[:ADDED_CHARS]
-    kept, size = {longest}, len(longest)
+    first = longest(lines)[:ADDED_CHARS]
+    kept, size = {first}, len(first)
     for text in lines:
         if text not in kept and size + len(text) + 1 <= ADDED_CHARS:
             kept.add(text)
@@ -343,6 +343,11 @@ def _tried(ledgers: Ledgers, key: str, step: int, failure: str | None = None, wo
             ledgers.tried.append((key, lines, worked, step))
 
 
+def longest(lines: list) -> str | None:
+    """The most distinctive of a change's added lines (the longest), None without any."""
+    return max(lines, key=len) if lines else None
+
+
 def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False, failure: str = "") -> bool:
     """The files of an apply_patch text; a patch that failed changed nothing (its files count as
     touched, their last change stays)."""
@@ -361,7 +366,7 @@ def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False, fail
             entry.change, entry.added = "deleted", []
         else:
             entry.change, entry.added = _patch_change(redact(body[:20000]))
-        _tried(ledgers, entry.path, step, worked=max(entry.added, key=len) if entry.added else None)
+        _tried(ledgers, entry.path, step, worked=longest(entry.added))
     return bool(found)
 
 
@@ -396,6 +401,9 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
             clean = redact(result)
         return clean
 
+    def failure() -> str:  # the key line of this failed call
+        return one_line(error_line(redacted()), 300)
+
     if kind in (READ, WRITE, CREATE, DELETE) and path:
         entry = ledgers.file(path, step)
         if kind == READ:
@@ -407,15 +415,15 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
             entry.created |= kind == CREATE
             entry.deleted = kind == DELETE
             _record_change(entry, args, kind)
-            _tried(ledgers, entry.path, step, worked=max(entry.added, key=len) if entry.added else None)
+            _tried(ledgers, entry.path, step, worked=longest(entry.added))
         else:
-            _tried(ledgers, entry.path, step, failure=one_line(error_line(redacted()), 300))
+            _tried(ledgers, entry.path, step, failure=failure())
     elif kind == WRITE:  # apply_patch and the like: the files are in the patch
-        _patch_files(_command(args), ledgers, step, bad, one_line(error_line(redacted()), 300) if bad else "")
+        _patch_files(_command(args), ledgers, step, bad, failure() if bad else "")
     elif kind == RUN:
         command = _command(args)
-        if command and ("*** Begin Patch" in command and _patch_files(
-                command, ledgers, step, bad, one_line(error_line(redacted()), 300) if bad else "")):
+        if command and ("*** Begin Patch" in command
+                        and _patch_files(command, ledgers, step, bad, failure() if bad else "")):
             command = "apply_patch"
         if command:
             _record_command(ledgers, one_line(redact(command), 160), bad, result, redacted, step)

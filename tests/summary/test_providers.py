@@ -223,15 +223,20 @@ def test_empty_content(server, name, text):
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("name", PROVIDERS)
-def test_connection_refused_is_connection(name):
+def _refused(name: str, **options):
+    """A summarizer pointed at a port nothing listens on any more, and the error it raises."""
     with FakeServer() as dead:
         url = dead.url
-    summarizer = make_summarizer(name, base_url=url + ("" if name == "anthropic" else "/v1"),
-                                 api_key="k", timeout=1, retries=1, backoff_base=0.01)
+    summarizer = make_summarizer(name, base_url=url + ("" if name == "anthropic" else "/v1"), api_key="k",
+                                 backoff_base=0.01, **options)
     with pytest.raises(SummarizerError) as info:
         summarizer.summarize(REQUEST)
-    assert info.value.kind == "connection"
+    return summarizer, info.value
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+def test_connection_refused_is_connection(name):
+    assert _refused(name, timeout=1, retries=1)[1].kind == "connection"
 
 
 def test_classify_plain_exceptions():
@@ -505,11 +510,6 @@ def test_live_prefix_keeps_at_most_four_cache_breakpoints_the_last_on_the_prefix
 def test_a_refused_endpoint_is_given_up_after_one_retry(name):
     from hermesctx.summary.providers import CONNECTION_ATTEMPTS
 
-    with FakeServer() as dead:
-        url = dead.url
-    summarizer = make_summarizer(name, base_url=url + ("" if name == "anthropic" else "/v1"),
-                                 api_key="k", timeout=30, retries=5, backoff_base=0.01)
-    with pytest.raises(SummarizerError) as info:
-        summarizer.summarize(REQUEST)
-    assert info.value.kind == "connection" and summarizer.attempts == CONNECTION_ATTEMPTS == 2
+    summarizer, error = _refused(name, timeout=30, retries=5)
+    assert error.kind == "connection" and summarizer.attempts == CONNECTION_ATTEMPTS == 2
     assert summarizer._timeouts(__import__(name)).connect == 3.0  # a connect timeout of a few seconds
