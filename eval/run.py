@@ -164,13 +164,14 @@ def evaluate(name: str, messages: list, args) -> dict:
     summary_tokens = tokens.rough_text(with_summary_prefix(strip_summary_prefix(summary)))
     row = {"name": name, "messages": len(messages), "start": start, "end": end, "budget": report["summary_budget"],
            "summary_tokens": summary_tokens, "over_budget": summary_tokens > report["summary_budget"],
-           "lost": {}}
+           "lost": {}, "tokens": before, "reduction:bound": 1 - kept_tokens / before if before else 0.0}
     for system, result in outputs.items():
         text = output_text(result)
         after = tokens.rough_messages(result)
         row[system] = {cat: (sum(survives(p, text) for _, p in found.items[cat]), len(found.items[cat]))
                        for cat in CATEGORIES}
         row[f"reduction:{system}"] = 1 - after / before if before else 0.0
+        row[f"after:{system}"] = after
         row[f"middle:{system}"] = 1 - (after - kept_tokens) / middle_tokens if middle_tokens else 0.0
         if system == "compress":
             row["lost"] = {cat: [(kind, p) for kind, p in found.items[cat] if not survives(p, text)]
@@ -257,11 +258,14 @@ def done_when(rows: list[dict]) -> str:
     weak = [f"{LABELS[c]} {_pct(v)}" for c in CATEGORIES
             if (v := _fraction(r["compress"][c] for r in rows)) is not None and v < 0.5]
     red = statistics.fmean(r["reduction:compress"] for r in rows)
+    bound = statistics.fmean(r["reduction:bound"] for r in rows)
+    pooled = 1 - sum(r["after:compress"] for r in rows) / max(sum(r["tokens"] for r in rows), 1)
     over = sum(r["over_budget"] for r in rows)
     checks = [(kept >= 0.65, f"kept {_pct(kept)} (>= 65 %)"),
               (not weak, "every category >= 50 %" + (f" (below: {', '.join(weak)})" if weak else "")),
               (kept > prune, f"more than prune alone ({_pct(kept)} vs {_pct(prune)})"),
-              (red >= 0.6, f"mean reduction of the request {_pct(red)} (>= 60 %)"),
+              (red >= 0.6, f"mean reduction of the request {_pct(red)} (>= 60 %; at this cut head and tail "
+                           f"alone allow {_pct(bound)}, an empty summary; over all tokens {_pct(pooled)})"),
               (over == 0, f"{over} summaries over budget")]
     return "; ".join(("yes: " if ok else "NO: ") + text for ok, text in checks)
 

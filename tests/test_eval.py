@@ -186,11 +186,13 @@ def test_done_when_line(ev):
 
     def row(kept: int, prune: int, reduction: float) -> dict:
         return {"compress": {c: (kept, 10) for c in cats}, "prune": {c: (prune, 10) for c in cats},
-                "reduction:compress": reduction, "over_budget": False}
+                "reduction:compress": reduction, "over_budget": False, "reduction:bound": 0.8,
+                "tokens": 100, "after:compress": round(100 * (1 - reduction))}
 
     assert ev.run.done_when([row(7, 6, 0.7)]) == (
         "yes: kept 70 % (>= 65 %); yes: every category >= 50 %; yes: more than prune alone (70 % vs 60 %); "
-        "yes: mean reduction of the request 70 % (>= 60 %); yes: 0 summaries over budget")
+        "yes: mean reduction of the request 70 % (>= 60 %; at this cut head and tail alone allow 80 %, an empty "
+        "summary; over all tokens 70 %); yes: 0 summaries over budget")
     line = ev.run.done_when([row(4, 6, 0.5)])
     assert line.startswith("NO: kept 40 % (>= 65 %); NO: every category >= 50 % (below: facts from tool output 40 %")
     assert "NO: more than prune alone (40 % vs 60 %)" in line and "NO: mean reduction" in line

@@ -57,7 +57,7 @@ def facts(turns: list) -> list[tuple[str, str]]:
     for f in led.files.values():
         if f.added:
             found.append(("change", longest(f.added)))
-    found += [("decision", d) for d in led.decisions]
+    found += [("decision", d) for d in (*led.decisions, *led.reasoned)]
     found += [("constraint", c) for c in led.constraints]
     if led.next_step:
         found.append(("next", led.next_step))

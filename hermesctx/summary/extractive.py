@@ -68,6 +68,7 @@ TINY_ROOM = 400  # characters of items when the budget cannot hold even the temp
 _EMPTY = {"None.", "None", "Unknown.", "None recorded."}
 GOAL_MIN_CHARS = 20  # a goal is a sentence: shorter replies ("2", "yes") are not one
 _COMMAND_NAME = lazyre.compile(r"^[*/$!]?[\w:.-]+$")  # a bare command name (`*workflow-init`, `/review`)
+SHORT_SENTENCE = 120  # a decision or constraint kept short: its head, where the claim sits
 FINAL_SEPARATOR = " ⏎ "  # between the added lines of a file's last change
 LATEST_ASK_LABEL = "- Latest ask, verbatim: "
 ASK_SHARE = 0.75  # the latest ask whole takes at most this share of the budget's room, else it is cut
@@ -167,10 +168,14 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         else:
             add(PENDING_ASKS_HEADING, f"- {line}", 1, recency=pos)
     for text in dict.fromkeys(led.constraints):
-        add(CONSTRAINTS, f"- {text}")
+        add(CONSTRAINTS, f"- {text}", short=f"- {one_line(text, SHORT_SENTENCE)}")
     decisions = list(dict.fromkeys(led.decisions))
     for k, text in enumerate(decisions):  # the later ones first: a later diagnosis supersedes
-        add(DECISIONS, f"- {text}", 2 * k / max(len(decisions), 1))
+        add(DECISIONS, f"- {text}", 2 * k / max(len(decisions), 1), short=f"- {one_line(text, SHORT_SENTENCE)}")
+    said_decisions = set(decisions)
+    for text in dict.fromkeys(led.reasoned):  # what only the reasoning said: no bonus for being recent
+        if text not in said_decisions:
+            add(DECISIONS, f"- {text}", short=f"- {one_line(text, SHORT_SENTENCE)}")
     files = _by_shown_path(led.files.values(), root)
     modified = [f for f in files if f.edits]
     for f in files:

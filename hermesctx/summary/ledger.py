@@ -23,7 +23,7 @@ from hermesctx.jsonio import loads_like_json
 from hermesctx.messages import calls_of
 from hermesctx.record import field, record
 from hermesctx.redact import redact
-from hermesctx.summary.prompt import is_real_user_message, strip_think_blocks
+from hermesctx.summary.prompt import is_real_user_message, strip_think_blocks, strip_think_tags
 from hermesctx.summary.text import is_summary_content, strip_summary_prefix, text_view
 
 TYPE_CHECKING = False
@@ -118,6 +118,11 @@ _FOREIGN_SUMMARY = lazyre.compile(
     r"^\s*(?:This session is being continued from a previous conversation|"
     r"Another language model started to solve this problem|"
     r"Summary of the conversation so far|<summary>)", lazyre.I)
+
+
+# console lines a reader kept as user text (formats.aider): what the tool printed, up to the blank
+# line that ends them; what follows is the user's own prompt
+_CONSOLE = lazyre.compile(r"^\[aider\]\n.*?(?:\n\s*\n|\Z)", lazyre.S)
 
 
 def one_line(text: Any, limit: int = 200) -> str:
@@ -308,6 +313,7 @@ class Ledgers:
     asks: list = field(default_factory=list)  # (position, verbatim text, answered)
     constraints: list = field(default_factory=list)
     decisions: list = field(default_factory=list)
+    reasoned: list = field(default_factory=list)  # decision sentences of reasoning blocks
     todos: dict = field(default_factory=dict)  # text -> status
     delegations: list = field(default_factory=list)
     searches: list = field(default_factory=list)
@@ -557,6 +563,8 @@ def extract(turns: list) -> Ledgers:
                     led.urls.append(url.rstrip(".,;:"))
                 if led.asks and not led.asks[-1][2]:
                     led.asks[-1] = (led.asks[-1][0], led.asks[-1][1], True)
+            if text and visible != text.strip():  # the reasoning it hid: its diagnoses too
+                led.reasoned += _sentences(redact(strip_think_tags(text)), _DECISION, 400)
             # the call's group: the tool messages right after it
             j = i + 1
             group = []
@@ -599,7 +607,7 @@ def extract(turns: list) -> Ledgers:
                 i += 1
                 continue
             pending_text_command = None
-            stripped = text.strip()
+            stripped = _CONSOLE.sub("", text, count=1).strip()
             if stripped and foreign_summary(stripped):
                 led.summaries.append(strip_summary_prefix(stripped))
             elif stripped and is_real_user_message(msg) and not injected(stripped):

@@ -56,6 +56,11 @@ _SYNTHETIC_PREFIXES = ("[System: Your previous response was truncated", "[System
                        "[IMPORTANT: Background process ")
 
 
+def strip_think_tags(text: str) -> str:
+    """An assistant reply with its reasoning kept and the tags around it removed."""
+    return _STRAY_THINK.sub("\n", text)
+
+
 def strip_think_blocks(text: str) -> str:
     """Visible text of an assistant reply: reasoning blocks and tool-call XML removed."""
     if not text:

@@ -17,7 +17,7 @@ from transcripts import TranscriptGen
 from hermesctx import tokens
 from hermesctx.stages.compress import compress, compress_messages
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.drops import drop_ledger, explain
+from hermesctx.summary.drops import drop_ledger, explain, facts
 from hermesctx.summary.extractive import ExtractiveSummarizer
 from hermesctx.summary.ledger import extract, one_line, tool_kind
 from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, task_snapshot
@@ -431,3 +431,40 @@ def test_failed_edits_leave_the_last_successful_change_and_outcomes_are_verbatim
             "then worked: `3 files changed`") in out
     assert "`Compiled successfully in 2.1s`" in out and '"timeout": 15000,' in out
     assert "The issue is that the client ignores the config because it reads timeout before load()." in out
+
+
+def test_a_diagnosis_said_only_in_reasoning_is_kept_after_the_spoken_ones():
+    turns = [{"role": "user", "content": "The build fails on CI, fix it."},
+             {"role": "assistant", "content": "<think>The build fails because the lockfile pins node 18 while CI "
+                                              "runs node 22.</think>I'll update the lockfile."},
+             {"role": "assistant", "content": "Done: I decided to pin node 22 in .nvmrc so that CI and local agree."}]
+    out = section(summarize(turns), "## Key Decisions")
+    spoken = "- Done: I decided to pin node 22 in .nvmrc so that CI and local agree."
+    reasoned = "- The build fails because the lockfile pins node 18 while CI runs node 22."
+    assert spoken in out and reasoned in out
+    assert out.index(spoken) < out.index(reasoned)  # ledger order: the spoken decisions, then the reasoning's
+    led = extract(turns)
+    assert led.reasoned == ["The build fails because the lockfile pins node 18 while CI runs node 22."]
+    assert not any("lockfile pins" in d for d in led.decisions)  # the visible text alone makes the decisions
+    assert ("decision", led.reasoned[0]) in facts(turns)  # the drop ledger looks for it too
+
+
+def test_a_tight_budget_keeps_the_heads_of_many_decisions_rather_than_a_few_whole():
+    reasons = [f"The issue is that worker {k} reads the stale cache key because the TTL of {k} minutes outlives "
+               f"the deploy window, which means every request after a rollout sees old data for a while." for k in range(30)]
+    turns = [{"role": "user", "content": "Why is the data stale after deploys?"}]
+    turns += [{"role": "assistant", "content": r} for r in reasons]
+    out = section(summarize(turns, budget=1400), "## Key Decisions")
+    heads = [line for line in out.splitlines() if line.endswith("…")]
+    assert len(heads) >= 5  # the short forms: each decision's claim, cut at SHORT_SENTENCE characters
+    assert all(line.startswith("- The issue is that worker ") for line in heads)
+
+
+def test_console_lines_a_reader_kept_as_user_text_are_not_the_users_ask():
+    turns = [{"role": "user", "content": "[aider]\nsrc/App.js\nAdd file to the chat? (Y)es/(N)o [Yes]: y\n\n"
+                                         "/code add a dark mode switch on the top right"},
+             {"role": "assistant", "content": "Okay, I will add the switch."},
+             {"role": "user", "content": "[aider]\nApplied edit to src/App.js"}]
+    led = extract(turns)
+    assert [ask for _, ask, _ in led.asks] == ["/code add a dark mode switch on the top right"]
+    assert section(summarize(turns), "## Goal") == "/code add a dark mode switch on the top right"
