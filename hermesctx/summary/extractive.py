@@ -32,7 +32,7 @@ from hermesctx import lazyre, tokens
 from hermesctx.record import replace
 from hermesctx.redact import redact
 from hermesctx.summary import SummaryRequest
-from hermesctx.summary.ledger import READ_ONLY, FileEntry, Ledgers, common_root, extract, one_line
+from hermesctx.summary.ledger import READ_ONLY, FileEntry, Ledgers, common_root, extract, longest, one_line
 from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, latest_user_ask, task_snapshot
 from hermesctx.summary.text import (
     IN_PROGRESS_HEADING,
@@ -185,7 +185,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         text, short = head, None
         if f.added:  # its final state: the distinctive lines its last successful change added
             text = f"{head}; last change added: " + FINAL_SEPARATOR.join(f.added)
-            short = f"{head}; last change added: " + one_line(FINAL_SEPARATOR.join(f.added), 160)
+            short = f"{head}; last change added: " + one_line(longest(f.added), 160)  # its most distinctive line
         elif f.change:
             text += f"; last change: {f.change}"
         if f.size and not f.edits:

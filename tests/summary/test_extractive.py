@@ -468,3 +468,16 @@ def test_console_lines_a_reader_kept_as_user_text_are_not_the_users_ask():
     led = extract(turns)
     assert [ask for _, ask, _ in led.asks] == ["/code add a dark mode switch on the top right"]
     assert section(summarize(turns), "## Goal") == "/code add a dark mode switch on the top right"
+
+
+def test_under_a_tight_budget_a_files_final_state_keeps_its_most_distinctive_line():
+    turns = [{"role": "user", "content": "Add retries to every client."}]
+    for k in range(25):
+        new = f"x{k} = 1\nretry_policy_{k} = RetryPolicy(attempts={k + 3}, backoff=ExponentialBackoff(base=0.{k}))\ny = 2"
+        turns += [turn(call(f"c{k}", "Edit", {"file_path": f"/r/src/client_{k}.py", "old_string": "pass",
+                                               "new_string": new})),
+                  result(f"c{k}", "ok")]
+    out = section(summarize(turns, budget=1500), "## Relevant Files")
+    shorts = [line for line in out.splitlines() if "last change added: retry_policy_" in line]
+    assert len(shorts) >= 3
+    assert all("RetryPolicy(attempts=" in line for line in shorts)  # the longest added line, not the first
