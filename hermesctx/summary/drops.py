@@ -50,7 +50,7 @@ def facts(turns: list) -> list[tuple[str, str]]:
         line = e.text.split(": ", 1)[1] if e.text.startswith("exit ") and ": " in e.text else e.text
         found.append(("error", line))
     for c in led.commands.values():
-        found += [("outcome", x) for x in c.outcome_lines if c.ok]
+        found += [("outcome", x) for x in c.outcome_lines]
         if c.failure_line:
             found.append(("error", c.failure_line))
     found += [("value", line) for _, line in led.facts]

@@ -498,6 +498,9 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
     test_line = one_line(redact(tests[-1].group(0)), 90) if tests else ""
     if test_line:
         ledgers.tests.append(test_line)
+    said = [one_line(x, 300) for x in outcome_lines(redacted())] if result and not READ_ONLY.match(command) else []
+    # each run's outcome (a timing, a count; a failed run's counts too) may differ: the distinct ones, the latest last
+    entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
     if bad:
         line = one_line(error_line(redacted()), 300)
         outcome = f"failed (exit {code})" if code is not None else "failed"
@@ -508,9 +511,6 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
             _tried(ledgers, command, step, failure=line)
     else:
         outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
-        said = [one_line(x, 300) for x in outcome_lines(redacted())] if result and not READ_ONLY.match(command) else []
-        # each run's outcome (a timing, a count) may differ: the distinct ones, the latest last
-        entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
         if command in ledgers.pending:
             said = said or [one_line(x, 300) for x in _lines(redacted())[-1:]]
             _tried(ledgers, command, step, worked=said[-1] if said else None)
