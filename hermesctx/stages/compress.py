@@ -381,57 +381,19 @@ def _nothing(messages: list, reason: str, base: dict) -> tuple[list, dict]:
                       "tokens_before": size, "tokens_after": size, "dropped_without_summary": 0}
 
 
-def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
-                      protect_last_n: int = 20, tail_token_budget: int = 20_000,
-                      max_summary_tokens: int = 10_000, focus: str | None = None,
-                      today: str | None = None, archive=None,
-                      hermes_note: bool | None = None, allow_fallback: bool = True,
-                      top: dict | None = None) -> tuple[list, dict]:
-    """Compress a message list: ``(new_list, report)``. The input is never mutated.
-
-    A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
-    fallback; the report's ``fallback`` says which was asked for, which wrote the summary and
-    why (the error redacted). ``allow_fallback=False``: the first failure raises
-    :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
-
-    ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
-    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`).
-    ``top``: the body's ``system`` and ``tools`` (an Anthropic body's), sent before the live
-    prefix of a provider summarizer's request (:func:`hermesctx.summary.prompt.live_request`)."""
-    base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
-                  "tail_token_budget": tail_token_budget}
-    compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
-                           if is_summary_content(m.get("content")))
-    first_n = 0 if compacted_before else protect_first_n
-    base["protect_first_n_applied"] = first_n
-    n = len(messages)
-    if n <= head_size(messages, first_n) + 4:
-        return _nothing(messages, "too few messages", base)
-    # what a compaction needs, loaded only when there is one to make (a tiny file in a shell
-    # loop starts without it)
-    from hermesctx.stages.prune import prune_messages
-    from hermesctx.stages.sanitize import strip_orphans
-    from hermesctx.summary import SummarizerError, SummaryRequest
-    from hermesctx.summary.fallback import failure_reason, static_fallback_summary
-    from hermesctx.summary.prompt import (
-        auto_focus_topic,
-        build_prompt,
-        clean_response,
-        ground_snapshot,
-        live_request,
-        serialize_turns,
-    )
+class _NoCompaction(Exception):
+    """Why a transcript has nothing to compact (the report's ``reason``)."""
 
 
-    pruned, prune_report = prune_messages(messages, protect_tail_count=protect_last_n,
-                                          protect_tail_tokens=tail_token_budget)
-    base["pruned"] = prune_report["pruned"]
+def _boundaries(pruned: list, first_n: int, tail_token_budget: int, protect_last_n: int,
+                base: dict) -> tuple[int, int, int | None]:
+    """The middle ``[start, end)`` and the index of a latest ask moved after the summary (or None).
+    The latest real user message is kept verbatim, never summarized away (Hermes may lose it)."""
+    n = len(pruned)
     start = align_forward(pruned, head_size(pruned, first_n))
     if start >= n:
-        return _nothing(messages, "only tool results after the head", base)
+        raise _NoCompaction("only tool results after the head")
     end = tail_cut(pruned, start, tail_token_budget, protect_last_n)
-
-    # the latest real user message is kept verbatim, never summarized away (Hermes may lose it)
     u = _last_user(pruned, start)
     pinned = None  # an early latest ask moved after the summary (a long autonomous run)
     if u > start and u == end:  # the tail starts at the latest ask: does a long run follow it?
@@ -448,10 +410,105 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         else:  # it opens the middle: keep it at the end of the head, compress what follows
             start = align_forward(pruned, u + 1)
             if start >= n:
-                return _nothing(messages, "only the latest user turn and its tool results are compressible", base)
+                raise _NoCompaction("only the latest user turn and its tool results are compressible")
             end = max(tail_cut(pruned, start, tail_token_budget, protect_last_n), start)
             if end <= start:
-                return _nothing(messages, "nothing between the head and the protected tail", base)
+                raise _NoCompaction("nothing between the head and the protected tail")
+    return start, end, pinned
+
+
+def _summarize(request, turns: list, previous: str | None, summarizers: tuple) -> dict:
+    """The summary (prefixed) by the first summarizer that succeeds, else Hermes's static fallback:
+    ``summary``, ``used`` (its name), the ``errors`` of those that failed, the last failure's
+    ``reason`` (None unless the fallback wrote it) and the provider's ``usage``."""
+    from hermesctx.summary import SummarizerError
+    from hermesctx.summary.fallback import failure_reason, static_fallback_summary
+    from hermesctx.summary.prompt import clean_response, ground_snapshot
+
+    errors, reasons = [], []
+    for candidate in summarizers:
+        if candidate is None:
+            continue
+        try:
+            text = clean_response(candidate.summarize(request))
+            if not text:
+                raise SummarizerError("the summarizer returned empty content", kind="empty")
+            return {"summary": with_summary_prefix(ground_snapshot(text, turns)), "used": candidate.name,
+                    "errors": errors, "reason": None,
+                    "usage": getattr(candidate, "last_usage", None)}  # input, output, cache read/write
+        except SummarizerError as err:
+            reasons.append(failure_reason(err))
+            errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(reasons[-1], force=True)})
+        except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
+            reasons.append(failure_reason(f"{type(err).__name__}: {err}"))
+            errors.append({"summarizer": candidate.name, "kind": "internal", "error": redact(reasons[-1], force=True)})
+    reason = reasons[-1] if reasons else None
+    return {"summary": static_fallback_summary(turns, reason=reason, had_previous=bool(previous)),
+            "used": "static-fallback", "errors": errors, "reason": reason, "usage": None}
+
+
+def _assembled(pruned: list, start: int, end: int, pinned: int | None, summary: str, marked: bool,
+               hermes_note: bool) -> tuple[list, int]:
+    """Head, summary, tail (a pinned ask right after the summary), orphans stripped, old images
+    replaced: ``(messages, images stripped)``."""
+    from hermesctx.stages.sanitize import strip_orphans
+
+    extra = {_MARK: True} if marked else None
+    if pinned is not None:  # the summary covers the turns on both sides of the ask, which follows it
+        order = [i for i in range(len(pruned)) if i != pinned]
+        order.insert(end - 1, pinned)
+        out = assemble([pruned[i] for i in order], start, end - 1, summary, extra=extra, hermes_note=hermes_note,
+                       pinned=True)
+    else:
+        out = assemble(pruned, start, end, summary, extra=extra, hermes_note=hermes_note)
+    kept = strip_orphans(out)[0]
+    out = strip_historical_media(kept)
+    stripped = _images(kept) - _images(out) if out is not kept else 0
+    return [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out], stripped
+
+
+def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, protect_first_n: int = 3,
+                      protect_last_n: int = 20, tail_token_budget: int = 20_000,
+                      max_summary_tokens: int = 10_000, focus: str | None = None,
+                      today: str | None = None, archive=None,
+                      hermes_note: bool | None = None, allow_fallback: bool = True,
+                      top: dict | None = None) -> tuple[list, dict]:
+    """Compress a message list: ``(new_list, report)``. The input is never mutated.
+
+    A summarizer that fails is replaced by ``fallback_summarizer`` and then by Hermes's static
+    fallback; the report's ``fallback`` says which was asked for, which wrote the summary and
+    why (the error redacted). ``allow_fallback=False``: the first failure raises
+    :class:`~hermesctx.errors.UpstreamError` (exit 4) instead.
+
+    ``hermes_note``: whether the note on the system prompt keeps Hermes's sentence about its
+    memory files (None: only for a Hermes transcript, see :func:`is_hermes_transcript`).
+    ``top``: the body's ``system`` and ``tools`` (an Anthropic body's), sent before the live
+    prefix of a provider summarizer's request (:func:`hermesctx.summary.prompt.live_request`).
+
+    The steps: boundaries, the previous summary, the summary (with its fallbacks), assembly, the
+    archive note, the measures and the drop ledger."""
+    base: dict = {"protect_first_n": protect_first_n, "protect_last_n": protect_last_n,
+                  "tail_token_budget": tail_token_budget}
+    compacted_before = any(i > 0 or m.get("role") != "system" for i, m in enumerate(messages)
+                           if is_summary_content(m.get("content")))
+    first_n = 0 if compacted_before else protect_first_n
+    base["protect_first_n_applied"] = first_n
+    n = len(messages)
+    if n <= head_size(messages, first_n) + 4:
+        return _nothing(messages, "too few messages", base)
+    # what a compaction needs, loaded only when there is one to make (a tiny file in a shell
+    # loop starts without it)
+    from hermesctx.stages.prune import prune_messages
+    from hermesctx.summary import SummaryRequest
+    from hermesctx.summary.prompt import auto_focus_topic, build_prompt, live_request, serialize_turns
+
+    pruned, prune_report = prune_messages(messages, protect_tail_count=protect_last_n,
+                                          protect_tail_tokens=tail_token_budget)
+    base["pruned"] = prune_report["pruned"]
+    try:
+        start, end, pinned = _boundaries(pruned, first_n, tail_token_budget, protect_last_n, base)
+    except _NoCompaction as why:
+        return _nothing(messages, str(why), base)
     base.update(start=start, end=end)
 
     search_from = 1 if pruned[0].get("role") == "system" else 0
@@ -479,55 +536,37 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                              cut_after=_cut_edits(messages, pruned, range(end, n)),
                              **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
                                             focus=topic, today=today))
-    summary, used, errors, reasons, usage = None, None, [], [], None
-    for candidate in (summarizer, fallback_summarizer) if allow_fallback else (summarizer,):
-        if candidate is None or (used is not None):
-            continue
-        try:
-            text = clean_response(candidate.summarize(request))
-            if not text:
-                raise SummarizerError("the summarizer returned empty content", kind="empty")
-            summary = with_summary_prefix(ground_snapshot(text, turns))
-            used = candidate.name
-            usage = getattr(candidate, "last_usage", None)  # a provider's: input, output, cache read/write
-        except SummarizerError as err:
-            reasons.append(failure_reason(err))
-            errors.append({"summarizer": candidate.name, "kind": err.kind, "error": redact(reasons[-1], force=True)})
-        except Exception as err:  # noqa: BLE001 - a summarizer bug must not lose the middle either
-            reasons.append(failure_reason(f"{type(err).__name__}: {err}"))
-            errors.append({"summarizer": candidate.name, "kind": "internal", "error": redact(reasons[-1], force=True)})
+    attempt = _summarize(request, turns, previous,
+                         (summarizer, fallback_summarizer) if allow_fallback else (summarizer,))
+    errors = attempt["errors"]
     if errors and not allow_fallback:
         raise UpstreamError(f"the {errors[0]['summarizer']} summarizer failed ({errors[0]['kind']}): "
                             f"{errors[0]['error']}; no fallback (--no-fallback)")
-    fallback = summary is None
-    reason = reasons[-1] if reasons else None
-    if fallback:
-        summary = static_fallback_summary(turns, reason=reason, had_previous=bool(previous))
-        used = "static-fallback"
-
+    summary = attempt["summary"]
     if hermes_note is None:
         hermes_note = is_hermes_transcript(messages)
     if not hermes_note:  # Hermes's memory files are named to a Hermes agent only, as in the note
         summary = with_summary_prefix(summary, hermes=False)
-    if pinned is not None:  # the summary covers the turns on both sides of the ask, which follows it
-        order = [i for i in range(len(pruned)) if i != pinned]
-        order.insert(end - 1, pinned)
-        out = assemble([pruned[i] for i in order], start, end - 1, summary,
-                       extra={_MARK: True} if archive else None, hermes_note=hermes_note, pinned=True)
-    else:
-        out = assemble(pruned, start, end, summary, extra={_MARK: True} if archive else None,
-                       hermes_note=hermes_note)
-    kept = strip_orphans(out)[0]
-    out = strip_historical_media(kept)
-    stripped = _images(kept) - _images(out) if out is not kept else 0
-    out = [{k: v for k, v in m.items() if k != "_db_persisted"} if "_db_persisted" in m else m for m in out]
+    out, stripped = _assembled(pruned, start, end, pinned, summary, bool(archive), hermes_note)
     compaction = {"summary": summary, "start": start, "end": end}
     note = None
     if archive:  # the note now, the archive written only once the result is kept (below)
         compaction["compressed_length"] = len(out)
         note = archive.note(messages, **compaction)
         out = _note_archive(out, note)
+    attempt.update(budget=budget, focus=topic)  # (what it was asked for: said in the report)
+    return _measured(messages, out, base, request.turns, attempt, compaction, archive, note, stripped)
 
+
+def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict, compaction: dict, archive,
+              note: dict | None, stripped: int) -> tuple[list, dict]:
+    """The report of a compaction (Hermes's lines, the drop ledger, warnings), and the input kept
+    instead when the output would not be smaller."""
+    from hermesctx.summary.drops import drop_ledger
+
+    n, start, end = len(messages), compaction["start"], compaction["end"]
+    used, errors, usage = attempt["used"], attempt["errors"], attempt["usage"]
+    fallback, reason = used == "static-fallback", attempt["reason"]
     before_tokens = tokens.rough_messages(messages)
     after_tokens = tokens.rough_messages(out)
     report = {**base, "compressed": True, "summarizer": used, "summarizer_errors": errors,
@@ -535,11 +574,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                            "error": errors[0]["error"]} if errors else None,
               "middle_messages": end - start, "summarized_messages": len(turns),
               "dropped_without_summary": 0, "messages_before": n, "messages_after": len(out),
-              "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": budget,
-              "focus": topic}
+              "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": attempt["budget"],
+              "focus": attempt["focus"]}
     # the facts of the compacted region that survive nowhere in the output (D16)
-    from hermesctx.summary.drops import drop_ledger
-    report["drop_ledger"] = drop_ledger(request.turns, out, archive=(note.get("span") or note.get("path"))
+    report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path"))
                                         if note else None)
     if usage:
         report["summary_usage"] = usage
