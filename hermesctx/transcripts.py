@@ -248,8 +248,19 @@ def warn_lost(env: Env, doc: jsonio.Document) -> None:
     """A warning per kind of what reading ``doc`` into OpenAI messages left out."""
     from hermesctx import formats
 
-    for line in formats.describe_lost(doc.info.get("lost") or {}, "openai"):
+    lines = [*formats.describe_lost(doc.info.get("lost") or {}, "openai"), *segments_left_out(doc.info)]
+    for line in lines:
         env.warn(f"{doc.where}: {line}" if doc.where else line)
+
+
+def segments_left_out(info: dict) -> list[str]:
+    """What a session log read from its last compaction boundary (the default: the context the
+    model saw) left out, said rather than lost silently: [] or one line."""
+    dropped = info.get("dropped_before_compaction")
+    if not dropped:
+        return []
+    return [f"{plural(dropped, 'message event')} before the session's last compaction boundary not read "
+            "(the context the model saw after it); --all-segments reads them"]
 
 
 def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,

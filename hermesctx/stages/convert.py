@@ -259,6 +259,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     import itertools
 
     from hermesctx import jsonio
+    from hermesctx.transcripts import segments_left_out
 
     if verbose:
         env.info(f"{file}: read as {log.format}" if file else f"read as {log.format}")
@@ -280,6 +281,8 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     formats.write_stream(env.stdout, counts.count(messages), tail, target, lost, pretty=pretty,
                          wire=wire)
     info = log.info()
+    for line in segments_left_out(info):
+        env.warn(f"{file}: {line}" if file else line)
     for what, n in info.get("lost", {}).items():
         lost[what] = lost.get(what, 0) + n
     rep = counts.report(log.format, target, lost)
