@@ -15,6 +15,13 @@ them. So every ``tool_use`` block of a kept message gets the result entry that a
 wherever that entry hangs. The blocks fold back into one assistant message followed by its
 results.
 
+Genuine 2.x files are not always in order: an entry may be written before its parent (the walk
+then finds the parent later in the file), a tool result before the call it answers (it waits
+for the call), and a line may be missing from a file someone edited (the chain is joined to the
+entry before it in the file, with a warning, when that entry leads back to a root of the file;
+a group hanging off another file's entries, as the reminders at the head of a compaction
+agent's file, stays detached).
+
 A ``system`` event with ``subtype: compact_boundary`` starts a new segment (``parentUuid`` null,
 the old chain reachable through ``logicalParentUuid``); the next user event
 (``isCompactSummary``) holds the summary. Only the last segment is the context the model saw,
@@ -44,6 +51,7 @@ from __future__ import annotations
 
 import os
 
+from hermesctx.context import plural
 from hermesctx.errors import InputError
 from hermesctx.formats import anthropic
 from hermesctx.formats._common import quiet
@@ -93,12 +101,17 @@ class _Thread:
     open assistant reply and the tool results logged after it wait in memory until the next
     reply or user message shows the reply is complete."""
 
-    def __init__(self, lost: dict, duplicates: list):
+    def __init__(self, lost: dict, duplicates: list, later_calls: frozenset = frozenset()):
         self.lost = lost
         self.duplicates = duplicates
         self.open_id: Any = None
         self.blocks: list | None = None  # the open reply's content blocks
         self.results: list[dict] = []  # tool results logged after it
+        # a result logged before its call (2.1 writes some entries before their parent) waits
+        # for it: ``later_calls`` holds the hashes of the file's call ids
+        self.later_calls = later_calls
+        self.called: set = set()
+        self.early: dict = {}  # call id -> its result
 
     def assistant(self, message: dict) -> list[dict]:
         content = message.get("content")
@@ -122,14 +135,27 @@ class _Thread:
             if not rest:
                 return [], False
             return self.flush() + rest, True
-        return converted, bool(rest)
+        return [m for m in converted if not self._early(m)], bool(rest)
+
+    def _early(self, result: dict) -> bool:
+        """Whether ``result`` answers a call logged later in the file (it then waits for it)."""
+        call_id = result.get("tool_call_id") if result.get("role") == "tool" else None
+        if isinstance(call_id, str) and call_id not in self.called and hash(call_id) in self.later_calls:
+            self.early.setdefault(call_id, result)
+            return True
+        return False
 
     def flush(self) -> list[dict]:
         out: list[dict] = []
+        results = self.results
         if self.blocks is not None:
             out = anthropic.message_to_openai({"role": "assistant", "content": self.blocks}, self.lost)
+            calls = [b.get("id") for b in self.blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+            self.called.update(calls)
+            results = [r for r in results if r.get("tool_call_id") in calls or not self._early(r)]
+            results += [self.early.pop(c) for c in calls if c in self.early]
         answered: set = set()
-        for result in self.results:  # one result per call: a copy logged twice is left out
+        for result in results:  # one result per call: a copy logged twice is left out
             call_id = result.get("tool_call_id")
             if call_id in answered:
                 self.duplicates[0] += 1
@@ -138,6 +164,13 @@ class _Thread:
             out.append(result)
         self.open_id, self.blocks, self.results = None, None, []
         return out
+
+    def finish(self) -> list[dict]:
+        """The last messages: the open reply, then any result whose call never came (kept, as
+        the orphan it is)."""
+        out, self.results = self.flush(), list(self.early.values())
+        self.early = {}
+        return out + self.flush()
 
     def messages(self, kind: str, message: dict) -> list[dict]:
         return self.assistant(message) if kind == "assistant" else self.user(message)[0]
@@ -184,6 +217,7 @@ class Reader(LogReader):
         self.dropped = 0
         self.abandoned = 0
         self.detached = 0
+        self.call_hashes: frozenset = frozenset()
         self.events = 0
         # second pass
         self.usage: dict | None = None
@@ -286,6 +320,7 @@ class Reader(LogReader):
                 who = f"agent {self.agent}" if self.agent else "subagents"
                 self.warn(f"every conversation event is a sidechain: read as the transcript of {who}")
         chain = self._chain(hashes, links, fallback, leaf)
+        self.call_hashes = frozenset(call_ids)
         self.keep = self._members(chain, kinds, msgs, call_ids, call_msgs, result_pos, result_ids,
                                   hashes, links)
 
@@ -294,6 +329,8 @@ class Reader(LogReader):
         chain = bytearray(len(hashes))
         self.chained = leaf >= 0
         position = leaf
+        later: dict | None = None  # hash -> position, built once a parent is written after its child
+        rejoined, rooted = 0, {}
         while position >= 0 and not chain[position]:
             chain[position] = 1
             if position not in links:
@@ -303,11 +340,53 @@ class Reader(LogReader):
             position -= 1
             while position >= 0 and (link is None or hashes[position] != link):
                 position = -1 if link is None else position - 1
+            if position < 0 and link is not None:  # 2.1 writes some entries before their parent
+                if later is None:
+                    later = {h: p for p, h in enumerate(hashes)}
+                position = later.get(link, -1)
             if position < 0 and link is not None and origin in fallback:
                 position = fallback[origin]
                 self.warn("a compaction boundary's logicalParentUuid names an entry absent from "
                           "the log: the segment before it is joined at its last message")
+            elif position < 0 and link is not None and origin > 0:  # a line left out of the file?
+                if later is None:
+                    later = {h: p for p, h in enumerate(hashes)}
+                if self._rooted(origin - 1, hashes, links, later, fallback, rooted):  # (not a detached group)
+                    position = origin - 1
+                    rejoined += 1
+        if rejoined:
+            self.warn(f"{plural(rejoined, 'entry', 'entries')} on the way to the last message "
+                      f"{'names a parent' if rejoined == 1 else 'name parents'} absent from the log: "
+                      "joined to the entry before in the file, not cut there")
         return chain
+
+    @staticmethod
+    def _rooted(position: int, hashes: array, links: dict, where: dict, fallback: dict, known: dict) -> bool:
+        """Whether the entries before ``position`` lead back to a root (an entry with no parent)
+        of this file, past lines left out of it: the rest of the session, not a group hanging off
+        entries of another file (the reminders at the head of a compaction agent's file).
+        ``known`` (shared by the calls of one walk) keeps each entry's answer: linear overall."""
+        seen: dict = {}  # (a dict: ordered, and a set)
+        answer = False
+        while position >= 0:
+            if position in known:
+                answer = known[position]
+                break
+            seen[position] = None
+            if position not in links:
+                position -= 1
+                continue
+            link = links[position]
+            if link is None:
+                answer = True
+                break
+            parent = where.get(link, -1)
+            position = parent if parent >= 0 else fallback.get(position, position - 1)
+            if position in seen:
+                break
+        for p in seen:
+            known[p] = answer
+        return answer
 
     def _members(self, chain: bytearray, kinds: bytearray, msgs: array, call_ids: array,
                  call_msgs: array, result_pos: array, result_ids: array, hashes: array,
@@ -372,7 +451,7 @@ class Reader(LogReader):
             self.warn(f"the log holds {what} but no message: nothing to convert")
 
     def _fold(self, events: Iterable[tuple[Any, str]]) -> Iterator[dict]:
-        main = _Thread(self.lost, self.duplicates)
+        main = _Thread(self.lost, self.duplicates, self.call_hashes)
         position = -1  # of the event with a uuid, as counted by scan
         for index, (event, where) in enumerate(events):
             if index < self.start:
@@ -415,7 +494,7 @@ class Reader(LogReader):
             if self.include_sidechains:
                 self._note_agent(event, message)
             yield from main.user(message)[0]
-        yield from main.flush()
+        yield from main.finish()
 
     def _skip(self, what: str, where: str) -> None:
         count = self.skipped.get(what, 0)
