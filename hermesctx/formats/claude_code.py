@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import os
 
+from hermesctx import lazyre
 from hermesctx.context import plural
 from hermesctx.errors import InputError
 from hermesctx.formats import anthropic
@@ -68,7 +69,8 @@ if TYPE_CHECKING:
 QUIET_TYPES = frozenset({"file-history-snapshot", "queue-operation", "progress", "custom-title",
                          "agent-name", "tag", "pr-link", "last-prompt", "summary", "system",
                          "attachment", "permission-mode", "ai-title", "worktree-state",
-                         "bridge-session"})
+                         "bridge-session", "mode"})
+_EVENT_TYPE = lazyre.compile(r"[a-z]+(?:-[a-z]+)*")  # a bookkeeping event's type: `permission-mode`
 SYNTHETIC_MODEL = "<synthetic>"
 TASK_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 # the first pass's kind of each event with a uuid
@@ -88,7 +90,10 @@ def detect(event: Any) -> bool:
         return "uuid" in event and ("parentUuid" in event or "sessionId" in event)
     if kind == "summary":
         return "leafUuid" in event
-    return isinstance(kind, str) and kind in QUIET_TYPES and "messages" not in event and "role" not in event
+    if not isinstance(kind, str) or "messages" in event or "role" in event:
+        return False
+    # a bookkeeping event, or one of a type newer than this reader, of a session
+    return kind in QUIET_TYPES or (isinstance(event.get("sessionId"), str) and bool(_EVENT_TYPE.fullmatch(kind)))
 
 
 def _blocks(message: dict) -> list:
@@ -340,20 +345,19 @@ class Reader(LogReader):
             position -= 1
             while position >= 0 and (link is None or hashes[position] != link):
                 position = -1 if link is None else position - 1
-            if position < 0 and link is not None:  # 2.1 writes some entries before their parent
-                if later is None:
-                    later = {h: p for p, h in enumerate(hashes)}
-                position = later.get(link, -1)
-            if position < 0 and link is not None and origin in fallback:
+            if position >= 0 or link is None:
+                continue
+            if origin in fallback:  # (2.1 names the copy of the last message it keeps after the boundary)
                 position = fallback[origin]
-                self.warn("a compaction boundary's logicalParentUuid names an entry absent from "
+                self.warn("a compaction boundary's logicalParentUuid names no entry before it in "
                           "the log: the segment before it is joined at its last message")
-            elif position < 0 and link is not None and origin > 0:  # a line left out of the file?
-                if later is None:
-                    later = {h: p for p, h in enumerate(hashes)}
-                if self._rooted(origin - 1, hashes, links, later, fallback, rooted):  # (not a detached group)
-                    position = origin - 1
-                    rejoined += 1
+                continue
+            if later is None:
+                later = {h: p for p, h in enumerate(hashes)}
+            position = later.get(link, -1)  # 2.1 writes some entries before their parent
+            if position < 0 and origin > 0 and self._rooted(origin - 1, hashes, links, later, fallback, rooted):
+                position = origin - 1  # a line left out of the file (not the head of a detached group)
+                rejoined += 1
         if rejoined:
             self.warn(f"{plural(rejoined, 'entry', 'entries')} on the way to the last message "
                       f"{'names a parent' if rejoined == 1 else 'name parents'} absent from the log: "

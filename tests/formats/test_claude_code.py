@@ -240,7 +240,7 @@ def test_a_dangling_logical_parent_joins_the_segment_before_with_a_warning():
     assert "logicalParentUuid" not in stderr
     _, report, stderr = convert(DANGLING, "--all-segments")
     msgs = read(DANGLING, "--all-segments")
-    assert "warning: a compaction boundary's logicalParentUuid names an entry absent from the log" in stderr
+    assert "warning: a compaction boundary's logicalParentUuid names no entry before it in the log" in stderr
     assert report["dropped_before_compaction"] == 0 and report["abandoned_branch_entries"] == 0
     assert len(msgs) == 9 and msgs[3:] == [m for m in msgs if m not in msgs[:3]]
     assert texts(msgs)[0] == "Compte les lignes de dates.py." and msgs[-3:] == last

@@ -88,3 +88,30 @@ def test_a_result_logged_before_its_call_waits_for_it(tmp_path):
     assert all(call_at[m["tool_call_id"]] < i for i, m in enumerate(messages) if m["role"] == "tool")
     assert not any(isinstance(m.get("content"), str) and m["content"].startswith("[tool result for")
                    for m in messages)  # no result turned into user text as an orphan
+
+
+def test_a_session_opening_with_an_event_type_newer_than_the_reader_is_read(tmp_path):
+    events = [{"type": "mode", "mode": "normal", "sessionId": "s1"},  # Claude Code 2.1.17x
+              {"type": "permission-mode", "permissionMode": "default", "sessionId": "s1"},
+              _event("u1", None, "user", "hello"), _event("a1", "u1", "assistant", "Hi.")]
+    messages, err = _read(tmp_path, events)
+    assert [m["content"] for m in messages] == ["hello", "Hi."]
+    assert "unknown type" not in err
+
+
+def test_a_boundary_naming_the_copy_kept_after_it_joins_the_segment_before(tmp_path):
+    events = [
+        _event("u1", None, "user", "first task"),
+        _event("a1", "u1", "assistant", _call("t1", "ls")),
+        _event("r1", "a1", "user", _result("t1", "a.py")),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
+         "logicalParentUuid": "r1c", "sessionId": "s1", "isSidechain": False},
+        {**_event("s1", "b1", "user", "This session is being continued from a previous conversation."),
+         "isCompactSummary": True},
+        _event("r1c", "s1", "user", "[kept after the summary]"),
+        _event("a2", "r1c", "assistant", _call("t2", "pytest")),
+        _event("r2", "a2", "user", _result("t2", "1 passed")),
+    ]
+    messages, err = _read(tmp_path, events, "--all-segments")
+    assert _calls(messages) == ["t1", "t2"] and _results(messages) == ["t1", "t2"]
+    assert "names no entry before it in the log" in err
