@@ -43,7 +43,11 @@ if TYPE_CHECKING:
 STAGES = "hermesctx.stages"
 SUMMARIZERS = "hermesctx.summarizers"
 ENGINES = "hermesctx.engines"
-GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}
+GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}  # what a plugin may be
+# what only hermesctx itself registers (:mod:`hermesctx.registry`)
+COMMANDS = "hermesctx.commands"
+FORMATS = "hermesctx.formats"
+KINDS = {**GROUPS, COMMANDS: "command", FORMATS: "format"}
 BUILTIN_ENGINE = "compressor"
 
 
@@ -59,10 +63,14 @@ class Plugin:
     name: str
     value: str  # "module:attr", as the entry point says
     package: str  # the distribution that registered it, with its version
+    traits: tuple = ()  # (name, value) pairs a built-in declares (:func:`hermesctx.registry.register`)
 
     @property
     def kind(self) -> str:
-        return GROUPS[self.group]
+        return KINDS[self.group]
+
+    def trait(self, name: str, default: Any = None) -> Any:
+        return next((value for key, value in self.traits if key == name), default)
 
     def label(self) -> str:
         return f"{self.kind} plugin {self.name!r} ({self.package})"

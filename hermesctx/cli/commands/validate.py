@@ -8,6 +8,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+from hermesctx.cli.params import FORMAT, INPUT, KEEP_GOING_FILES, Param, flag, path
+
+PARAMS = (
+    *INPUT, *KEEP_GOING_FILES,
+    Param(("--target",), "target", "The API the body is for (default: the document's own format; logs, "
+          "Responses items and ShareGPT are read to OpenAI).", kind="choice", choices=("openai", "anthropic"),
+          default=None),
+    flag("--strict", "strict", "Count the `risk` rules too (rejected by some models or gateways only)."),
+    Param(("--format",), "out_format", "json: one JSON object per problem on stdout (JSON Lines), for CI.",
+          kind="choice", choices=("text", "json"), default="text", show_default=True),
+    path("--reference", "reference", "The input the body was made from: enables the thinking-signature rules "
+         "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) or a session log."),
+    *FORMAT,
+)
+
 
 def body(input, jsonl, target, strict, out_format, reference, keep_going=False, **params):
     """What `hermesctx validate` runs: click's path (:func:`declare`) and the fast one
@@ -50,25 +65,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import format_options, input_options, keep_going_files
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @keep_going_files
-    @click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
-                  help="The API the body is for (default: the document's own format; logs, "
-                       "Responses items and ShareGPT are read to OpenAI).")
-    @click.option("--strict", is_flag=True,
-                  help="Count the `risk` rules too (rejected by some models or gateways only).")
-    @click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
-                  show_default=True,
-                  help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
-    @click.option("--reference", type=click.Path(dir_okay=False), default=None,
-                  help="The input the body was made from: enables the thinking-signature rules "
-                       "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
-                       "or a session log.")
-    @format_options
+    @click_params(PARAMS)
     def command(**params):
         """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
 
