@@ -35,7 +35,7 @@ def test_a_command_takes_on_its_click_command_exactly_the_params_it_declares():
     from hermesctx.cli.group import cli
 
     root = click.Context(cli, info_name="hermesctx", **cli.context_settings)
-    for name, (module, spec) in TABLES.items():
+    for name, (_module, spec) in TABLES.items():
         command = cli.get_command(root, name)
         flags = {flag for p in command.params for flag in (*p.opts, *p.secondary_opts)
                  if isinstance(p, click.Option)}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import FORMAT, INPUT, KEEP_GOING_FILES, Param, flag, path
 from hermesctx.cli.runner import click_command, format_kwargs, get_env, past_failures
 from hermesctx.context import Env
 from hermesctx.transcripts import KeepGoing, documents_past_failures, report_problems
@@ -7,8 +8,6 @@ from hermesctx.transcripts import KeepGoing, documents_past_failures, report_pro
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-from hermesctx.cli.params import FORMAT, INPUT, KEEP_GOING_FILES, Param, flag, path
 
 PARAMS = (
     *INPUT, *KEEP_GOING_FILES,
