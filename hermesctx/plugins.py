@@ -34,20 +34,13 @@ from __future__ import annotations
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 from hermesctx.record import field, record
+from hermesctx.registry import ENGINES, GROUPS, STAGES, SUMMARIZERS, Plugin  # noqa: F401 - what plugins.* names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-STAGES = "hermesctx.stages"
-SUMMARIZERS = "hermesctx.summarizers"
-ENGINES = "hermesctx.engines"
-GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}  # what a plugin may be
-# what only hermesctx itself registers (:mod:`hermesctx.registry`)
-COMMANDS = "hermesctx.commands"
-FORMATS = "hermesctx.formats"
-KINDS = {**GROUPS, COMMANDS: "command", FORMATS: "format"}
 BUILTIN_ENGINE = "compressor"
 
 
@@ -55,25 +48,6 @@ class PluginError(HermesctxError):
     """A plugin could not be loaded or failed while it ran (exit 4)."""
 
     status = ExitStatus.UPSTREAM
-
-
-@record(frozen=True)
-class Plugin:
-    group: str
-    name: str
-    value: str  # "module:attr", as the entry point says
-    package: str  # the distribution that registered it, with its version
-    traits: tuple = ()  # (name, value) pairs a built-in declares (:func:`hermesctx.registry.register`)
-
-    @property
-    def kind(self) -> str:
-        return KINDS[self.group]
-
-    def trait(self, name: str, default: Any = None) -> Any:
-        return next((value for key, value in self.traits if key == name), default)
-
-    def label(self) -> str:
-        return f"{self.kind} plugin {self.name!r} ({self.package})"
 
 
 _found: dict[str, list] = {}

@@ -15,11 +15,43 @@ the table costs a start nothing. Adding a built-in is one :func:`register` line 
 
 from __future__ import annotations
 
-from hermesctx.plugins import COMMANDS, FORMATS, STAGES, SUMMARIZERS, Plugin
+from hermesctx.record import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+STAGES = "hermesctx.stages"
+SUMMARIZERS = "hermesctx.summarizers"
+ENGINES = "hermesctx.engines"
+GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}  # what a plugin may be
+# what only hermesctx itself registers (below)
+COMMANDS = "hermesctx.commands"
+FORMATS = "hermesctx.formats"
+KINDS = {**GROUPS, COMMANDS: "command", FORMATS: "format"}
+
+
+@record(frozen=True)
+class Plugin:
+    """One component: a built-in declared below, or an installed plugin's entry point
+    (:func:`hermesctx.plugins.installed`)."""
+
+    group: str
+    name: str
+    value: str  # "module:attr", as the entry point says
+    package: str  # the distribution that registered it, with its version
+    traits: tuple = ()  # (name, value) pairs a built-in declares (:func:`hermesctx.registry.register`)
+
+    @property
+    def kind(self) -> str:
+        return KINDS[self.group]
+
+    def trait(self, name: str, default: Any = None) -> Any:
+        return next((value for key, value in self.traits if key == name), default)
+
+    def label(self) -> str:
+        return f"{self.kind} plugin {self.name!r} ({self.package})"
+
 
 BUILT_IN = "hermesctx (built in)"  # the package a built-in entry names
 _ENTRIES: dict[str, list[Plugin]] = {COMMANDS: [], STAGES: [], SUMMARIZERS: [], FORMATS: []}
