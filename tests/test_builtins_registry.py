@@ -37,8 +37,8 @@ def test_every_entry_loads_and_is_what_it_says(entry):
 def test_every_list_is_the_registrys():
     assert list(COMMANDS) == list(registry.names(registry.COMMANDS))
     assert set(COMMANDS.values()) == {e.value for e in registry.entries(registry.COMMANDS)}
-    assert pipeline.STAGES == registry.names(registry.STAGES) == ("spill", "prune", "compress", "sanitize",
-                                                                  "cache-mark")
+    assert pipeline.STAGES == registry.names(registry.STAGES)
+    assert pipeline.STAGES[:5] == ("spill", "prune", "compress", "sanitize", "cache-mark")
     assert summary.NAMES == registry.names(registry.SUMMARIZERS) == ("extractive", "anthropic", "openai")
     summarizer = next(spec for f, spec in trajectory_specs() if f.name == "summarizer")
     assert summarizer.choices == summary.NAMES
