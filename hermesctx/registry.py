@@ -81,12 +81,16 @@ def find(group: str, name: str) -> Plugin | None:
 
 
 def load(entry: Plugin) -> Any:
-    """What ``entry`` names (a module, or an attribute of one), imported on first use."""
+    """What ``entry`` names, a built-in's or an installed plugin's alike: ``"module"`` or
+    ``"module:attr.attr"`` (extras in brackets ignored), as :meth:`importlib.metadata.EntryPoint.load`
+    reads it."""
     import importlib
 
     module, _, attr = entry.value.partition(":")
-    found = importlib.import_module(module)
-    return getattr(found, attr) if attr else found
+    found = importlib.import_module(module.strip())
+    for name in attr.partition("[")[0].strip().split(".") if attr else ():
+        found = getattr(found, name)
+    return found
 
 
 def detection_order(detector: str) -> tuple[Plugin, ...]:
