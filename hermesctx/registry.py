@@ -15,6 +15,8 @@ the table costs a start nothing. Adding a built-in is one :func:`register` line 
 
 from __future__ import annotations
 
+import sys
+
 from hermesctx.record import record
 
 TYPE_CHECKING = False
@@ -84,10 +86,9 @@ def load(entry: Plugin) -> Any:
     """What ``entry`` names, a built-in's or an installed plugin's alike: ``"module"`` or
     ``"module:attr.attr"`` (extras in brackets ignored), as :meth:`importlib.metadata.EntryPoint.load`
     reads it."""
-    import importlib
-
     module, _, attr = entry.value.partition(":")
-    found = importlib.import_module(module.strip())
+    __import__(module.strip())  # the import statement's own function (importlib's package costs ~0.5 ms a start)
+    found = sys.modules[module.strip()]
     for name in attr.partition("[")[0].strip().split(".") if attr else ():
         found = getattr(found, name)
     return found
