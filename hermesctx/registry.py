@@ -132,10 +132,12 @@ register(SUMMARIZERS, "extractive", "hermesctx.summary.extractive:ExtractiveSumm
 register(SUMMARIZERS, "anthropic", "hermesctx.summary.providers:AnthropicSummarizer")
 register(SUMMARIZERS, "openai", "hermesctx.summary.providers:OpenAISummarizer")
 
-# input formats, in the order --from lists them. detector: how auto-detection tells one
-# (``document``: a whole document, by its own keys, before chat is assumed; ``log``: a session
-# log, by its first line; ``items``: Responses input items; ``chat``: OpenAI / Anthropic chat,
-# what is left), tried by ascending priority; ``writes``: --to can write it
+# input formats, in the order --from lists them. detector: how auto-detection tells one:
+# ``document`` (a whole document, by its own keys: detect_document tries these first) and ``log``
+# (a session log, by its first line: detect_line), each tried by ascending priority; then
+# ``items`` (Responses input items) and ``chat`` (OpenAI / Anthropic chat, what is left), told by
+# their own rules. A module with ``sniff(head)`` is also told by its first bytes (SQLite, Markdown).
+# ``writes``: --to can write it
 register(FORMATS, "openai", "hermesctx.formats.openai", detector="chat", priority=1, writes=True)
 register(FORMATS, "anthropic", "hermesctx.formats.anthropic", detector="chat", priority=0, writes=True)
 register(FORMATS, "responses", "hermesctx.formats.responses", detector="items", priority=0)
