@@ -99,18 +99,8 @@ def _set_lenient(ctx: click.Context, param: click.Parameter, value: bool) -> Non
 _CALLBACKS = {"max_input": _max_input, "lenient": _set_lenient}
 
 
-def stage_options(cls, *, shared: bool = False) -> Callable:
-    """The click options declared by a stage's ``Options``: its own fields, or (``shared``)
-    those it inherits (model and budget options)."""
-    return click_params(params.stage_params(cls, shared=shared))
-
-
-def rewriting_options(stage) -> Callable:
-    """The options of a command that rewrites transcripts with one stage (:func:`params.rewriting`)."""
-    return click_params(params.rewriting(stage))
-
-
-# the bundles, as click decorators (the records are in hermesctx.cli.params)
+# the bundles as click decorators, for a command that declares no PARAMS (run); the records are
+# in hermesctx.cli.params
 input_options = click_params(params.INPUT)
 output_options = click_params(params.OUTPUT)
 inplace_options = click_params(params.IN_PLACE)
