@@ -88,7 +88,6 @@ man: venv help-data
 
 help-data: venv
 	$(BIN)/python -m hermesctx.tools.gen_help hermesctx/data/help.txt
-	$(BIN)/python -m hermesctx.tools.gen_argspec hermesctx/cli/argspec.py
 
 # refresh hermesctx/data/pricing-library.json from the maintained price library (pinned; the
 # pin is PIN in hermesctx/tools/import_prices.py): needs the network once, never at run time

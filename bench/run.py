@@ -35,18 +35,22 @@ sys.path.insert(0, HERE)
 
 from gen import default_path, generate  # noqa: E402
 
+from hermesctx import registry  # noqa: E402
+
 SLOW = 10.0  # seconds: an untargeted stage this slow is run once, not best of N
 # (name, argv after `hermesctx`, quiet, target ratio or None); {dir} is a fresh spill directory
-# for every run. "prune" keeps its default report line on stderr (what a user sees); the
-# others run with --quiet.
+# for every run. Every pipeline stage of hermesctx.registry is measured, with --quiet, and
+# with the arguments of STAGE_ARGS; "prune" also keeps its default report line on stderr (what a
+# user sees).
+STAGE_ARGS = {"spill": ("spill", ["--dir", "{dir}"]),
+              "compress": ("compress --summarizer extractive", ["--summarizer", "extractive"])}
+TARGETS = {"prune": 0.5, "sanitize": 0.8, "cache-mark": 0.6, "estimate --method rough": 0.5}
 STAGES = [
-    ("prune", ["prune"], False, 0.5),
-    ("prune -q", ["prune"], True, None),
-    ("sanitize", ["sanitize"], True, 0.8),
-    ("spill", ["spill", "--dir", "{dir}"], True, None),
-    ("estimate --method rough", ["estimate", "--method", "rough"], True, 0.5),
-    ("cache-mark", ["cache-mark"], True, 0.6),
-    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive"], True, None),
+    ("prune", ["prune"], False, TARGETS["prune"]),
+    *((f"{name} -q" if name == "prune" else STAGE_ARGS.get(name, (name,))[0],
+       [name, *STAGE_ARGS.get(name, (name, []))[1]], True, None if name == "prune" else TARGETS.get(name))
+      for name in registry.names(registry.STAGES)),
+    ("estimate --method rough", ["estimate", "--method", "rough"], True, TARGETS["estimate --method rough"]),
 ]
 # Issue 19's "Done when", one row each: (what, target as text, where it is measured): a stage of
 # this run ("stage:<name>"), a case of bench/startup.py ("startup:<case>"; "startup:commands" is

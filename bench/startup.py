@@ -27,7 +27,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from run import hermesctx_argv  # noqa: E402
+from run import STAGE_ARGS, hermesctx_argv  # noqa: E402
+
+from hermesctx import registry  # noqa: E402
 
 HELP_TARGET, COMMAND_TARGET = 1.5, 2.5
 TINY = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
@@ -41,14 +43,12 @@ CASES = [
     ("--help", ["--help"], HELP_TARGET),
     ("estimate --help", ["estimate", "--help"], HELP_TARGET),
     ("--version", ["--version"], HELP_TARGET),
-    ("prune", ["prune", "{tiny}"], COMMAND_TARGET),
-    ("sanitize", ["sanitize", "{tiny}"], COMMAND_TARGET),
+    # every pipeline stage of hermesctx.registry, with the arguments bench/run.py gives it
+    *((STAGE_ARGS.get(name, (name,))[0], [name, *STAGE_ARGS.get(name, (name, []))[1], "{tiny}"], COMMAND_TARGET)
+      for name in registry.names(registry.STAGES)),
     ("validate", ["validate", "{tiny}"], COMMAND_TARGET),
-    ("cache-mark", ["cache-mark", "{tiny}"], COMMAND_TARGET),
     ("normalize-usage", ["normalize-usage", "{usage}"], COMMAND_TARGET),
-    ("spill", ["spill", "--dir", "{dir}", "{tiny}"], COMMAND_TARGET),
     ("convert --to anthropic", ["convert", "--to", "anthropic", "{tiny}"], COMMAND_TARGET),
-    ("compress --summarizer extractive", ["compress", "--summarizer", "extractive", "{tiny}"], COMMAND_TARGET),
     ("estimate --method rough", ["estimate", "--method", "rough", "{tiny}"], COMMAND_TARGET),
     ("estimate (exact: o200k load)", ["estimate", "{tiny}"], None),
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hermesctx import lazyre
+from hermesctx import lazyre, registry
 from hermesctx.errors import FileIOError, UsageError
 from hermesctx.record import field, record
 
@@ -100,7 +100,7 @@ KEYS: dict[str, Key] = {
     "spill.default_threshold": Key(100_000, int, lambda v: v > 0, "> 0"),
     "spill.turn_budget": Key(200_000, int, lambda v: v > 0, "> 0"),
     "summarizer.name": Key(None, _OPT_STR, lambda v: v is None or bool(_PLUGIN_NAME.fullmatch(v)),
-                           "extractive, anthropic, openai or an installed plugin summarizer's name",
+                           f"{', '.join(registry.names(registry.SUMMARIZERS))} or an installed plugin summarizer's name",
                            "who writes summaries (a plugin: entry-point group hermesctx.summarizers)"),
     "summarizer.retries": Key(3, int, lambda v: v >= 0, ">= 0"),
     "summarizer.max_failures": Key(3, int, lambda v: v >= 0, ">= 0",

@@ -18,8 +18,7 @@ what the shell pipe ``hermesctx spill | hermesctx prune | ...`` produces.
 
 from __future__ import annotations
 
-import importlib
-
+from hermesctx import registry
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.record import record
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-STAGES = ("spill", "prune", "compress", "sanitize", "cache-mark")
+STAGES = registry.names(registry.STAGES)  # the built-in stages (declared in hermesctx.registry)
 
 
 @record
@@ -42,8 +41,9 @@ class Stage:
 def stage_module(name: str):
     """A built-in stage's module, or a plugin stage (entry-point group ``hermesctx.stages``, see
     :mod:`hermesctx.plugins`) with the same face: ``Options``, ``build``, ``describe``."""
-    if name in STAGES:
-        return importlib.import_module(f"hermesctx.stages.{name.replace('-', '_')}")
+    entry = registry.find(registry.STAGES, name)
+    if entry is not None:
+        return registry.load(entry)
     from hermesctx import plugins
 
     return plugins.stage(name, STAGES)
@@ -193,7 +193,7 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
     stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
     processes for a JSON Lines batch. Returns how many documents were done."""
-    from hermesctx import formats as registry
+    from hermesctx import formats as format_modules
     from hermesctx import jsonio
     from hermesctx.transcripts import Progress, ReportSink, paths_of
 
@@ -207,7 +207,7 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     count = 0
     ok = False
     try:
-        if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
+        if jobs > 1 and fmt["source"] not in format_modules.LOG_FORMATS:
             paths = paths_of(path)
             results = (item for one in paths
                        for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt,

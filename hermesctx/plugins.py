@@ -19,7 +19,9 @@ Three entry-point groups; each entry's name is what a config or a flag names:
   or factory called without arguments that returns one. ``context`` is an
   :class:`EngineContext`. The input list is never to be mutated.
 
-Discovery is lazy: :mod:`importlib.metadata` is read only when a name is not a built-in one,
+The built-ins are entries of the same kind (:class:`~hermesctx.registry.Plugin`), declared in
+:mod:`hermesctx.registry` and imported by the same :func:`hermesctx.registry.load`; a name is
+looked up among them first. Discovery is lazy: :mod:`importlib.metadata` is read only when a name is not a built-in one,
 or by ``config show`` / ``config check``, never at the start of a command that needs none.
 
 Errors, each one line naming the plugin and its package: a name nobody installed is a usage
@@ -31,19 +33,17 @@ errors (:mod:`hermesctx.errors`) keeps that error and its status.
 
 from __future__ import annotations
 
+from hermesctx import registry
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
 from hermesctx.record import field, record
+from hermesctx.registry import ENGINES, GROUPS, STAGES, SUMMARIZERS, Plugin  # noqa: F401 - what plugins.* names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-STAGES = "hermesctx.stages"
-SUMMARIZERS = "hermesctx.summarizers"
-ENGINES = "hermesctx.engines"
-GROUPS = {STAGES: "stage", SUMMARIZERS: "summarizer", ENGINES: "engine"}
 BUILTIN_ENGINE = "compressor"
 
 
@@ -51,21 +51,6 @@ class PluginError(HermesctxError):
     """A plugin could not be loaded or failed while it ran (exit 4)."""
 
     status = ExitStatus.UPSTREAM
-
-
-@record(frozen=True)
-class Plugin:
-    group: str
-    name: str
-    value: str  # "module:attr", as the entry point says
-    package: str  # the distribution that registered it, with its version
-
-    @property
-    def kind(self) -> str:
-        return GROUPS[self.group]
-
-    def label(self) -> str:
-        return f"{self.kind} plugin {self.name!r} ({self.package})"
 
 
 _found: dict[str, list] = {}
@@ -107,9 +92,8 @@ def load(group: str, name: str, *, builtins: tuple[str, ...] = ()) -> tuple[Plug
                          hint=f"a plugin {kind} registers in the entry-point group {group}")
     key = (group, name)
     if key not in _loaded:
-        from importlib.metadata import EntryPoint
-
-        _loaded[key] = guarded(plugin, EntryPoint(plugin.name, plugin.value, group).load, "failed to load")()
+        # the one loader, the built-ins' too
+        _loaded[key] = guarded(plugin, lambda: registry.load(plugin), "failed to load")()
     return plugin, _loaded[key]
 
 

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from hermesctx import registry  # noqa: E402
 from hermesctx.cli import run  # noqa: E402
 from hermesctx.context import Env  # noqa: E402
 
@@ -78,18 +79,19 @@ REFUSED = [
     ("opencode-*", "CONVO.md", "an Electron client's console log (the messages are the *.derived.json)"),
 ]
 
-COMMANDS = [
-    ("estimate", ["estimate"]),
-    ("prune", ["prune"]),
-    ("sanitize-check", ["sanitize", "--check"]),
-    ("sanitize", ["sanitize"]),
-    ("compress", ["compress", "--summarizer", "extractive"]),
-    ("cache-mark", ["cache-mark"]),
-    ("spill", ["spill", "--dry-run"]),
-    ("to-openai", ["convert", "--to", "openai", "--model", "gpt-4o"]),
-    ("to-anthropic", ["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"]),
-]
-WRITERS = ("prune", "sanitize", "compress", "cache-mark", "to-openai", "to-anthropic")
+# how a pipeline stage (hermesctx.registry) runs here when not by its name alone: [(label, argv,
+# whether it writes a transcript)]; a stage not listed runs as `hermesctx NAME FILE` and writes one
+STAGE_RUNS = {
+    "spill": [("spill", ["spill", "--dry-run"], False)],
+    "sanitize": [("sanitize-check", ["sanitize", "--check"], False), ("sanitize", ["sanitize"], True)],
+    "compress": [("compress", ["compress", "--summarizer", "extractive"], True)],
+}
+_RUNS = [("estimate", ["estimate"], False),
+         *(run for name in registry.names(registry.STAGES) for run in STAGE_RUNS.get(name, [(name, [name], True)])),
+         ("to-openai", ["convert", "--to", "openai", "--model", "gpt-4o"], True),
+         ("to-anthropic", ["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"], True)]
+COMMANDS = [(label, args) for label, args, _writes in _RUNS]
+WRITERS = tuple(label for label, _args, writes in _RUNS if writes)
 
 
 def expected_format(folder: str, name: str) -> str | None | bool:

@@ -30,7 +30,7 @@ DOCUMENTED = {0, 1, 2, 3, 4, 5}
 
 def available(name: str) -> bool:
     try:
-        importlib.import_module(f"hermesctx.cli.commands.{COMMANDS[name]}")
+        importlib.import_module(COMMANDS[name])
     except ModuleNotFoundError:
         return False
     return True

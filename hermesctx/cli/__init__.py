@@ -22,29 +22,12 @@ import _signal  # signal without its enums (enum costs ~4 ms of every start)
 import os
 import sys
 
+from hermesctx import registry
 from hermesctx.errors import HermesctxError
 from hermesctx.exit import ExitStatus
 
-# name -> module under hermesctx.cli.commands, in the order --help lists them
-COMMANDS = {
-    "estimate": "estimate",
-    "prune": "prune",
-    "sanitize": "sanitize",
-    "validate": "validate",
-    "compress": "compress",
-    "cache-mark": "cache_mark",
-    "normalize-usage": "normalize_usage",
-    "replay": "replay",
-    "spill": "spill",
-    "trajectory": "trajectory",
-    "convert": "convert",
-    "run": "run",
-    "recall": "recall",
-    "config": "config",
-    "mcp": "mcp",
-    "completion": "completion",
-    "man": "man",
-}
+# name -> its module, in the order --help lists them (declared in hermesctx.registry)
+COMMANDS = {entry.name: entry.value for entry in registry.entries(registry.COMMANDS)}
 
 
 def _wants_traceback(args: list[str]) -> bool:

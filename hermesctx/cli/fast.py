@@ -1,11 +1,12 @@
-"""The fast path: a command line parsed without click, from the spec generated out of the click
-tree (:mod:`hermesctx.cli.argspec`, :mod:`hermesctx.tools.gen_argspec`), then the command's
-``body`` run with exactly the params click would give it, inside the same error boundary
-(:func:`hermesctx.cli.guarded`). Importing click costs more than a bare interpreter start; a
-tiny ``hermesctx prune FILE`` should not pay it.
+"""The fast path: a command line parsed without click, by a table made at run time (:func:`table`)
+from the parameters the command module declares (its ``PARAMS``, :mod:`hermesctx.cli.params`:
+the records its click options are made from too), then the command's ``body`` run with exactly
+the params click would give it, inside the same error boundary (:func:`hermesctx.cli.guarded`).
+Importing click costs more than a bare interpreter start; a tiny ``hermesctx prune FILE``
+should not pay it.
 
 The parser answers only what it is sure of: anything else (an option it does not know, a value
-it would have to judge, ``--help``, a usage error, a command missing from the spec, an
+it would have to judge, ``--help``, a usage error, a command that declares no ``PARAMS``, an
 environment variable click would read) returns None, and the line goes to click unchanged, so
 every error message and exit status stays click's. No click in this module."""
 
@@ -14,7 +15,8 @@ from __future__ import annotations
 import os
 import stat
 
-from hermesctx.lean import import_module
+from hermesctx import registry
+from hermesctx.cli.params import ROOT
 
 # what the parser cannot decide: it gives the command line to click
 _NOT_SURE = object()
@@ -68,20 +70,84 @@ def convert(value: str, how: tuple) -> object:
     return _NOT_SURE
 
 
-def parse(args: list[str], environ) -> tuple[str, dict, bool] | None:
-    """``(module, params, quiet)`` of a command line, or None when click should parse it."""
-    from hermesctx.cli import argspec
+def _how(p) -> tuple:
+    """The type of a parameter as :func:`convert` reads it."""
+    if p.kind == "choice":
+        return ("choice", p.choices)
+    if p.kind == "int":
+        return ("int", p.low, p.high)
+    if p.kind == "float":
+        return ("float", p.low, p.high, p.open_low, False)
+    if p.kind in ("path", "argument"):
+        # file_okay, dir_okay, exists, readable, writable, executable, allow_dash (as click.Path)
+        return ("path", p.file_okay, p.dir_okay, False, True, False, False, p.allow_dash)
+    return ("text",)
 
-    if any(name in environ for name in argspec.ROOT_ENVVARS) or "_HERMESCTX_COMPLETE" in environ:
+
+def table(params) -> dict:
+    """The parser's table of a command's declared ``params``:
+
+    * ``options``: flag -> ``(dest, "set", value)`` (a flag: dest takes value), ``(dest, "value",
+      type, multiple)`` (takes the next argument, or ``--flag=value``) or ``(None, "click")`` (an
+      option click handles with a callback: given, the line goes to click);
+    * ``argument``: the one ``FILE...`` argument, ``(dest, type)``;
+    * ``defaults``: the params of the command given no arguments, as click computes them;
+    * ``envvars``: the environment variables click would read (set: the line goes to click)."""
+    options: dict[str, tuple] = {}
+    defaults: dict = {}
+    argument, envvars = None, []
+    for p in params:
+        if p.kind == "argument":
+            argument = (p.dest, _how(p))
+            defaults[p.dest] = p.default_value()
+            continue
+        if p.envvar:
+            envvars.append(p.envvar)
+        flags = [f for decl in p.flags for f in decl.split("/")]
+        if p.callback is not None:
+            for flag in flags:
+                options[flag] = (None, "click")
+            continue
+        if p.kind == "bool":
+            on, off = p.flags[0].split("/")
+            options[on], options[off] = (p.dest, "set", True), (p.dest, "set", False)
+        else:
+            for flag in flags:
+                options[flag] = ((p.dest, "set", p.value) if p.kind == "flag"
+                                 else (p.dest, "value", _how(p), p.multiple))
+        defaults.setdefault(p.dest, p.default_value())
+    return {"options": options, "argument": argument, "defaults": defaults, "envvars": tuple(envvars)}
+
+
+_ROOT = table(ROOT)
+
+
+def command_table(name: str):
+    """``(module, table)`` of the command ``name``, or None when it declares no ``PARAMS`` (its
+    command lines go to click) or there is no such command."""
+    entry = registry.find(registry.COMMANDS, name)
+    if entry is None:
+        return None
+    module = registry.load(entry)
+    params = getattr(module, "PARAMS", None)
+    return None if params is None else (module, table(params))
+
+
+def parse(args: list[str], environ) -> tuple[object, dict, bool] | None:
+    """``(command module, params, quiet)`` of a command line, or None when click should parse it."""
+    if any(name in environ for name in _ROOT["envvars"]) or "_HERMESCTX_COMPLETE" in environ:
         return None
     quiet, i = False, 0
-    while i < len(args) and args[i] in argspec.ROOT_FLAGS:
-        quiet = quiet or argspec.ROOT_FLAGS[args[i]] == "quiet"
+    while i < len(args) and args[i] in _ROOT["options"]:
+        quiet = quiet or _ROOT["options"][args[i]][0] == "quiet"
         i += 1
     if i == len(args):
         return None
-    spec = argspec.COMMANDS.get(args[i])
-    if spec is None or any(name in environ for name in spec["envvars"]):
+    found = command_table(args[i])
+    if found is None:
+        return None
+    module, spec = found
+    if any(name in environ for name in spec["envvars"]):
         return None
     options, (arg_name, arg_type) = spec["options"], spec["argument"]
     given: dict = {}
@@ -126,7 +192,7 @@ def parse(args: list[str], environ) -> tuple[str, dict, bool] | None:
     params = dict(spec["defaults"])
     params.update(given)
     params[arg_name] = tuple(files)
-    return spec["module"], params, quiet
+    return module, params, quiet
 
 
 def run(args: list[str], env) -> int | None:
@@ -134,13 +200,13 @@ def run(args: list[str], env) -> int | None:
     parsed = parse(args, env.environ)
     if parsed is None:
         return None
-    module_name, params, quiet = parsed
+    module, params, quiet = parsed
     from hermesctx.cli import guarded
     from hermesctx.cli.runner import NotFast
 
     def call():
         env.quiet = env.quiet or quiet  # what the group's own --quiet does
-        return import_module(f"hermesctx.cli.commands.{module_name}").body(**params)
+        return module.body(**params)
 
     try:
         return guarded(args, env, call)

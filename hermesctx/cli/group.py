@@ -10,6 +10,8 @@ import click
 
 from hermesctx import __version__
 from hermesctx.cli import COMMANDS
+from hermesctx.cli.options import click_params
+from hermesctx.cli.params import ROOT
 from hermesctx.exit import EXIT_STATUS_HELP
 
 
@@ -27,7 +29,7 @@ class LazyGroup(click.Group):
             return None
         # a command module whose ``body`` runs without click makes ``command`` on first use
         # (:func:`hermesctx.cli.runner.click_command`)
-        return importlib.import_module(f"hermesctx.cli.commands.{module_name}").command
+        return importlib.import_module(module_name).command
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -35,9 +37,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_STATUS_HELP)
 @click.version_option(__version__, "--version", prog_name="hermesctx")
-@click.option("--traceback", is_flag=True, envvar="HERMESCTX_TRACEBACK",
-              help="Show the full traceback of an error (debugging).")
-@click.option("--quiet", "-q", is_flag=True, help="No warnings or reports on stderr.")
+@click_params(ROOT)
 @click.pass_context
 def cli(ctx: click.Context, traceback: bool, quiet: bool) -> None:
     """Keep LLM agent conversations inside their token budgets.

@@ -19,23 +19,9 @@ from __future__ import annotations
 
 import io as _stdio
 
-from hermesctx import jsonio
+from hermesctx import jsonio, registry
 from hermesctx.errors import InputError, UsageError
-from hermesctx.formats import (
-    _logs,
-    aider,
-    anthropic,
-    claude_code,
-    cline,
-    codex,
-    openai,
-    opencode,
-    opencode_go,
-    opencode_run,
-    openhands,
-    responses,
-    sharegpt,
-)
+from hermesctx.formats import _logs, anthropic, claude_code, cline, codex, openai, responses, sharegpt
 from hermesctx.formats._common import describe_lost, describe_value, quiet
 from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
@@ -60,13 +46,11 @@ if TYPE_CHECKING:
 
 __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what callers use from here
 
-# name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
-# their own; a log event is told by its line; OpenAI and Anthropic chat come last)
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run,
-                                                         opencode, opencode_go, openhands, cline,
-                                                         aider, anthropic, openai)}
-# agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider)
+# name -> module, every format hermesctx.registry declares, in the order --from lists them
+MODULES: dict[str, ModuleType] = {e.name: registry.load(e) for e in registry.entries(registry.FORMATS)}
+# documents told by their own keys, tried first (ShareGPT, then agents' own documents), before
+# Responses items, a log event or OpenAI / Anthropic chat is assumed
+DOCUMENTS: tuple[ModuleType, ...] = tuple(MODULES[e.name] for e in registry.detection_order("document"))
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
@@ -75,9 +59,8 @@ SHAREGPT = sharegpt.NAME
 CLAUDE_CODE = claude_code.NAME
 CODEX = codex.NAME
 AUTO = "auto"
-FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX,
-           *(m.NAME for m in AGENT_DOCUMENTS), opencode_run.NAME)
-LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
+FORMATS = tuple(MODULES)
+LOG_FORMATS = tuple(e.name for e in registry.detection_order("log"))  # session logs, in the order tried
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
 _SOURCES = frozenset((AUTO, *FORMATS))  # what --from takes
@@ -137,11 +120,9 @@ def detect_document(doc: Any) -> str:
     of them."""
     if not isinstance(doc, (dict, list)):
         raise InputError(f"expected a JSON array of messages or a request object, got {type_name(doc)}")
-    if sharegpt.detect(doc):
-        return SHAREGPT
-    for agent in AGENT_DOCUMENTS:
-        if agent.detect(doc):
-            return agent.NAME
+    for found in DOCUMENTS:
+        if found.detect(doc):
+            return found.NAME
     if cline.is_ui_messages(doc):
         raise cline.refuse_ui_messages(doc)
     if isinstance(doc, dict):
@@ -418,7 +399,7 @@ def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None =
 
 # formats read from their bytes, not as JSON: each module has ``sniff(head)`` (the first
 # bytes of the input) and ``load(stream, name)`` (the value its ``detect`` and ``read`` take)
-BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go, aider)
+BYTE_FORMATS: tuple[ModuleType, ...] = tuple(m for m in MODULES.values() if hasattr(m, "sniff"))
 _HEAD = 64
 
 

@@ -18,7 +18,7 @@ is not emitted.
 
 from __future__ import annotations
 
-from hermesctx import tokens
+from hermesctx import registry, tokens
 from hermesctx.budgets import summary_budget
 from hermesctx.errors import UpstreamError
 from hermesctx.messages import (
@@ -654,7 +654,7 @@ def describe(report: dict) -> str:
 class Options(BudgetOptions):
     summarizer: str | None = option(
         flag="--summarizer", metavar="NAME",
-        help="Who writes the summary: extractive, anthropic, openai or an installed plugin "
+        help=f"Who writes the summary: {', '.join(registry.names(registry.SUMMARIZERS))} or an installed plugin "
              "summarizer (default: config summarizer.name / auxiliary.compression.provider, else "
              "extractive: offline, no model).")
     summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",

@@ -31,7 +31,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from hermesctx import lazyre
+from hermesctx import lazyre, registry
 from hermesctx.options import option
 from hermesctx.record import field, record, replace
 from hermesctx.redact import redact
@@ -549,7 +549,7 @@ class Options:
     encoding: str = option("o200k_base", flag="--encoding", choices=("o200k_base", "cl100k_base"),
                            show_default=True, help="tiktoken encoding that counts the tokens.")
     summarizer: str | None = option(
-        flag="--summarizer", choices=("extractive", "anthropic", "openai"),
+        flag="--summarizer", choices=registry.names(registry.SUMMARIZERS),
         help="Who writes the summaries (default: auxiliary.compression.provider if it is "
              "anthropic or openai, else extractive).")
     summary_model: str | None = option(flag="--summary-model", key="auxiliary.compression.model",

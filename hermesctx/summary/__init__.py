@@ -18,7 +18,7 @@ stand in, visibly.
 
 from __future__ import annotations
 
-from hermesctx.lean import import_module
+from hermesctx import registry
 from hermesctx.record import field, record, replace
 
 TYPE_CHECKING = False
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         def summarize(self, request: SummaryRequest) -> str:
             """The summary body (no prefix). Raises :class:`SummarizerError`."""
 
-NAMES = ("extractive", "anthropic", "openai")
+NAMES = registry.names(registry.SUMMARIZERS)  # the built-in summarizers (declared in hermesctx.registry)
 # Hermes's auxiliary.compression.provider values and the summarizer that speaks their API
 # (anything else, "auto" included, means no model: the extractive summarizer)
 PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "openrouter": "openai", "custom": "openai",
@@ -98,17 +98,12 @@ def outgoing(request: SummaryRequest) -> SummaryRequest:
     return replace(request, prompt=prompt, live=live, live_top=top, instruction=instruction)
 
 
-_MODULES = {"extractive": ("hermesctx.summary.extractive", "ExtractiveSummarizer"),
-            "anthropic": ("hermesctx.summary.providers", "AnthropicSummarizer"),
-            "openai": ("hermesctx.summary.providers", "OpenAISummarizer")}
-
-
 def make_summarizer(name: str, **options: Any) -> Summarizer:
     """Build a summarizer by name; options (model, base_url, api_key, timeout, retries, env)
     go to its constructor. The SDKs are imported only here, on demand. A name that is not
     built in is looked up among the plugin summarizers (unknown there too: a usage error
     naming the installed ones)."""
-    if name not in _MODULES:
+    if name not in NAMES:
         from hermesctx import plugins
 
         return plugins.summarizer(name, NAMES, **options)
@@ -118,8 +113,7 @@ def make_summarizer(name: str, **options: Any) -> Summarizer:
 
 
 def _built(name: str, options: dict) -> Summarizer:
-    module_name, class_name = _MODULES[name]
-    return getattr(import_module(module_name), class_name)(**options)
+    return registry.load(registry.find(registry.SUMMARIZERS, name))(**options)
 
 
 class _Deferred:

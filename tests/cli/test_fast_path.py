@@ -1,7 +1,8 @@
 """The fast path (hermesctx/cli/fast.py): a command line parsed without click must give the
 command exactly the params click gives it, or be left to click. Cases are generated from the
-click tree: every command in the spec, every option, in every spelling click accepts; then
-whole command lines end to end through both paths (stdout, stderr, exit status)."""
+parser's table (made from the commands' declared PARAMS, as their click options are): every
+command that declares them, every option, in every spelling click accepts; then whole command
+lines end to end through both paths (stdout, stderr, exit status)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,41 @@ import click
 import pytest
 from conftest import EXAMPLES, ROOT
 
-from hermesctx.cli import argspec, fast
+from hermesctx import registry
+from hermesctx.cli import fast
 from hermesctx.cli import run as run_through_click
 from hermesctx.context import Env
-from hermesctx.tools import gen_argspec
+
+# name -> (module, table) of every command the fast parser takes
+TABLES = {name: found for name in registry.names(registry.COMMANDS)
+          if (found := fast.command_table(name)) is not None}
 
 
-def test_argspec_is_up_to_date():
-    with open(gen_argspec.DEFAULT_PATH, encoding="utf-8") as handle:
-        assert handle.read() == gen_argspec.generate(), "hermesctx/cli/argspec.py is stale: run `make help-data`"
-
-
-def test_the_spec_covers_every_command_that_reads_transcripts_without_a_model():
+def test_the_tables_cover_every_command_that_reads_transcripts_without_a_model():
     assert {"estimate", "prune", "sanitize", "validate", "compress", "cache-mark", "normalize-usage",
-            "spill", "convert"} <= set(argspec.COMMANDS)
+            "spill", "convert", "trajectory"} <= set(TABLES)
+
+
+def test_a_command_takes_on_its_click_command_exactly_the_params_it_declares():
+    """The click options and the parser's table come from the same records: nothing more, nothing less."""
+    from hermesctx.cli.group import cli
+
+    root = click.Context(cli, info_name="hermesctx", **cli.context_settings)
+    for name, (_module, spec) in TABLES.items():
+        command = cli.get_command(root, name)
+        flags = {flag for p in command.params for flag in (*p.opts, *p.secondary_opts)
+                 if isinstance(p, click.Option)}
+        assert flags == set(spec["options"]), name
+        assert [p.name for p in command.params if isinstance(p, click.Argument)] == [spec["argument"][0]]
+        with command.make_context(name, [], parent=root) as ctx:
+            assert ctx.params == spec["defaults"], name
+
+
+def test_the_root_options_are_the_groups():
+    from hermesctx.cli.group import cli
+
+    flags = {flag for p in cli.params if isinstance(p, click.Option) and not p.is_eager for flag in p.opts}
+    assert flags == set(fast.table(fast.ROOT)["options"])
 
 
 def _click_params(name: str, args: list[str]) -> dict:
@@ -62,7 +84,7 @@ def _values(how: tuple, tmp_path) -> list[str]:
 
 
 def _cases(tmp_path):
-    for name, spec in argspec.COMMANDS.items():
+    for name, (_module, spec) in TABLES.items():
         yield name, []
         for flag, how in spec["options"].items():
             if how[1] == "click":
@@ -88,7 +110,7 @@ def test_every_option_gives_the_params_click_gives(tmp_path):
             parsed = fast.parse([*root, name, *args], {})
             assert parsed is not None, (name, args)
             module, params, quiet = parsed
-            assert module == argspec.COMMANDS[name]["module"]
+            assert module is TABLES[name][0]
             assert quiet == ("-q" in root or "--quiet" in root)
             assert params == _click_params(name, args), (name, args)
             seen += 1
@@ -103,7 +125,7 @@ def test_a_dash_as_an_option_value(args):
 
 
 def test_all_options_of_a_command_at_once(tmp_path):
-    for name, spec in argspec.COMMANDS.items():
+    for name, (_module, spec) in TABLES.items():
         args = ["one.json"]
         for flag, how in spec["options"].items():
             if how[1] == "set":
@@ -135,9 +157,11 @@ def test_an_environment_variable_click_reads_sends_the_line_to_click():
     assert fast.parse(["normalize-usage", "a.json"], {"HERMESCTX_CONFIG": "c.yaml"}) is not None  # no --config
 
 
-def test_a_new_command_missing_from_the_spec_goes_to_click(monkeypatch):
-    monkeypatch.setitem(argspec.COMMANDS, "prune", None)
-    monkeypatch.delitem(argspec.COMMANDS, "prune")
+def test_a_command_that_declares_no_params_goes_to_click(monkeypatch):
+    from hermesctx.cli.commands import prune
+
+    assert fast.parse(["prune", "a.json"], {}) is not None
+    monkeypatch.delattr(prune, "PARAMS")
     assert fast.parse(["prune", "a.json"], {}) is None
 
 

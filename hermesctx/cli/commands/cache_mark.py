@@ -1,9 +1,16 @@
 from __future__ import annotations
 
 from hermesctx import jsonio
+from hermesctx.cli.params import CONFIG, INPUT, TRANSCRIPT, flag, path, stage_params
 from hermesctx.cli.runner import click_command, input_documents, past_failures, run_stage, usage_error
 from hermesctx.stages import cache_mark as stage
 from hermesctx.transcripts import report_each
+
+PARAMS = (*INPUT, *stage_params(stage.Options),
+          flag("--check", "check", "Change nothing: report the breakpoints (JSON on stdout); exit 1 if more than 4."),
+          path("--against", "against", "With --check: the previous request; report which breakpoint prefixes it "
+               "shares (the cache hits); exit 1 if none."),
+          *TRANSCRIPT, *CONFIG)
 
 
 def body(check, against, **params):
@@ -23,19 +30,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import config_options, input_options, stage_options, transcript_options
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @stage_options(stage.Options)
-    @click.option("--check", is_flag=True,
-                  help="Change nothing: report the breakpoints (JSON on stdout); exit 1 if more than 4.")
-    @click.option("--against", "against", type=click.Path(dir_okay=False), default=None,
-                  help="With --check: the previous request; report which breakpoint prefixes it shares "
-                       "(the cache hits); exit 1 if none.")
-    @transcript_options
-    @config_options
+    @click_params(PARAMS)
     def command(**params):
         """Place Anthropic prompt-cache breakpoints (system prompt + last 3 messages).
 

@@ -1,7 +1,20 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import FORMAT, INPUT, KEEP_GOING_FILES, OUTPUT, REPORT, TO_CHOICES, Param
 from hermesctx.cli.runner import click_command, get_context, past_failures
 from hermesctx.stages import convert as stage
+
+PARAMS = (
+    *INPUT, *KEEP_GOING_FILES, *FORMAT,
+    Param(("--to",), "target", "Format to write.", kind="choice", choices=TO_CHOICES, default="openai",
+          show_default=True),
+    Param(("--model",), "model", "The model of the output body. Required to convert a body that names the other "
+          "provider's model: a model is never carried across.", default=None),
+    Param(("--max-tokens",), "max_tokens", "The output's max_tokens (OpenAI: max_completion_tokens). Anthropic "
+          "requires one: a body given --model and none gets 4096.", kind="int", low=1, default=None),
+    Param(("-v", "--verbose"), "verbose", "Say on stderr which format was read, and what came out.", kind="flag"),
+    *OUTPUT, *REPORT,
+)
 
 
 def body(input, keep_going=False, **params):
@@ -18,31 +31,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx import formats
-    from hermesctx.cli.options import (
-        format_options,
-        input_options,
-        keep_going_files,
-        output_options,
-        report_options,
-    )
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @keep_going_files
-    @format_options
-    @click.option("--to", "target", type=click.Choice(formats.TARGETS), default=formats.OPENAI,
-                  show_default=True, help="Format to write.")
-    @click.option("--model", default=None,
-                  help="The model of the output body. Required to convert a body that names the other "
-                       "provider's model: a model is never carried across.")
-    @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
-                  help="The output's max_tokens (OpenAI: max_completion_tokens). Anthropic requires one: "
-                       "a body given --model and none gets 4096.")
-    @click.option("-v", "--verbose", is_flag=True, help="Say on stderr which format was read, and what came out.")
-    @output_options
-    @report_options
+    @click_params(PARAMS)
     def command(**params):
         """Convert transcripts and agent session logs between formats.
 

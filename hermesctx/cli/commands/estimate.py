@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import CONFIG, FORMAT, INPUT, KEEP_GOING_FILES, OUTPUT, stage_params
 from hermesctx.cli.runner import click_command, get_context, input_documents, options_from, past_failures
 from hermesctx.stages import estimate as stage
 from hermesctx.transcripts import report_each
+
+PARAMS = (*INPUT, *stage_params(stage.Options), *FORMAT, *OUTPUT, *KEEP_GOING_FILES,
+          *stage_params(stage.Options, shared=True), *CONFIG)
 
 
 def body(pretty, config_path, **params):
@@ -17,24 +21,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import (
-        config_options,
-        format_options,
-        input_options,
-        keep_going_files,
-        output_options,
-        stage_options,
-    )
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @stage_options(stage.Options)
-    @format_options
-    @output_options
-    @keep_going_files
-    @stage_options(stage.Options, shared=True)
-    @config_options
+    @click_params(PARAMS)
     def command(**params):
         """Report how full the context window is: tokens by part and role, budgets, pressure.
 

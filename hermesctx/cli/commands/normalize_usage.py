@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import INPUT, LENIENT, OUTPUT, stage_params
 from hermesctx.cli.runner import click_command, get_context, input_documents, options_from
 from hermesctx.stages import normalize_usage as stage
+
+PARAMS = (*INPUT, *stage_params(stage.Options), LENIENT, *OUTPUT)
 
 
 def body(pretty, **params):
@@ -15,14 +18,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import input_options, lenient_option, output_options, stage_options
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @stage_options(stage.Options)
-    @lenient_option
-    @output_options
+    @click_params(PARAMS)
     def command(**params):
         """Turn a provider's raw usage into canonical token buckets, with the cost.
 

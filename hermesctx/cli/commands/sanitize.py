@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import INPUT, TRANSCRIPT, flag, stage_params
 from hermesctx.cli.runner import click_command, input_documents, past_failures, run_stage
 from hermesctx.stages import sanitize as stage
 from hermesctx.transcripts import report_problems
+
+PARAMS = (*INPUT, *stage_params(stage.Options),
+          flag("--check", "check", "Change nothing: list every tool-pairing problem `hermesctx validate` finds "
+               "(OA-TOOL-*, AN-TOOL-*) on stderr, exit 1 if there is any."),
+          *TRANSCRIPT)
 
 
 def body(check, **params):
@@ -18,16 +24,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import input_options, stage_options, transcript_options
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @stage_options(stage.Options)
-    @click.option("--check", is_flag=True,
-                  help="Change nothing: list every tool-pairing problem `hermesctx validate` finds "
-                       "(OA-TOOL-*, AN-TOOL-*) on stderr, exit 1 if there is any.")
-    @transcript_options
+    @click_params(PARAMS)
     def command(**params):
         """Repair orphaned tool_call / tool_result pairs so no API rejects the transcript.
 

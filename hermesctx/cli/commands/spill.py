@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import rewriting
 from hermesctx.cli.runner import click_command, run_stage
 from hermesctx.stages import spill as stage
+
+PARAMS = rewriting(stage)
 
 
 def body(**params):
@@ -14,11 +17,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import rewriting_options
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @rewriting_options(stage)
+    @click_params(PARAMS)
     def command(**params):
         """Move oversized tool results to files, leaving a <persisted-output> preview.
 

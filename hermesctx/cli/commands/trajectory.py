@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import CONFIG, Param, stage_params
 from hermesctx.cli.runner import click_command, get_context, options_from
 from hermesctx.stages import trajectory as stage
 from hermesctx.transcripts import entries
+
+PARAMS = (Param((), "input", kind="argument", metavar="[FILE]...", dir_okay=False, allow_dash=True),
+          *stage_params(stage.Options), *CONFIG)
 
 
 def body(input, config_path, **params):
@@ -17,14 +21,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import config_options, stage_options
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @click.argument("input", nargs=-1, metavar="[FILE]...",
-                    type=click.Path(dir_okay=False, allow_dash=True))
-    @stage_options(stage.Options)
-    @config_options
+    @click_params(PARAMS)
     def command(**params):
         """Compress ShareGPT training trajectories (JSONL of {"conversations": [{"from", "value"}]})
         to a token budget, the way Hermes's TrajectoryCompressor does.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from hermesctx.cli.params import FORMAT, INPUT, KEEP_GOING_FILES, Param, flag, path
 from hermesctx.cli.runner import click_command, format_kwargs, get_env, past_failures
 from hermesctx.context import Env
 from hermesctx.transcripts import KeepGoing, documents_past_failures, report_problems
@@ -7,6 +8,19 @@ from hermesctx.transcripts import KeepGoing, documents_past_failures, report_pro
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+PARAMS = (
+    *INPUT, *KEEP_GOING_FILES,
+    Param(("--target",), "target", "The API the body is for (default: the document's own format; logs, "
+          "Responses items and ShareGPT are read to OpenAI).", kind="choice", choices=("openai", "anthropic"),
+          default=None),
+    flag("--strict", "strict", "Count the `risk` rules too (rejected by some models or gateways only)."),
+    Param(("--format",), "out_format", "json: one JSON object per problem on stdout (JSON Lines), for CI.",
+          kind="choice", choices=("text", "json"), default="text", show_default=True),
+    path("--reference", "reference", "The input the body was made from: enables the thinking-signature rules "
+         "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) or a session log."),
+    *FORMAT,
+)
 
 
 def body(input, jsonl, target, strict, out_format, reference, keep_going=False, **params):
@@ -50,25 +64,11 @@ def declare():
     """The click command (built when a command line goes through click)."""
     import click
 
-    from hermesctx.cli.options import format_options, input_options, keep_going_files
+    from hermesctx.cli.options import click_params
     from hermesctx.exit import EXIT_STATUS_HELP
 
     @click.command(epilog=EXIT_STATUS_HELP)
-    @input_options
-    @keep_going_files
-    @click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
-                  help="The API the body is for (default: the document's own format; logs, "
-                       "Responses items and ShareGPT are read to OpenAI).")
-    @click.option("--strict", is_flag=True,
-                  help="Count the `risk` rules too (rejected by some models or gateways only).")
-    @click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
-                  show_default=True,
-                  help="json: one JSON object per problem on stdout (JSON Lines), for CI.")
-    @click.option("--reference", type=click.Path(dir_okay=False), default=None,
-                  help="The input the body was made from: enables the thinking-signature rules "
-                       "(AN-THINK-MODIFIED, AN-THINK-PREFIX): a body, a batch (paired line by line) "
-                       "or a session log.")
-    @format_options
+    @click_params(PARAMS)
     def command(**params):
         """Check request bodies against the rules OpenAI and Anthropic enforce (the 400 errors).
 
