@@ -167,8 +167,8 @@ format_options = _stack(
 
 target_options = _stack(
     click.option("--to", "target", type=click.Choice(TO_CHOICES), default=None,
-                 help="Output format (default: the input's, or openai for Responses items and "
-                      "session logs)."),
+                 help="Output format (default: the input's, Responses requests and items too; "
+                      "openai for session logs and agents' files)."),
 )
 
 # what every command that rewrites transcripts takes after its own options

@@ -57,8 +57,9 @@ def declare():
     @input_options
     @keep_going_files
     @click.option("--target", type=click.Choice(["openai", "anthropic"]), default=None,
-                  help="The API the body is for (default: the document's own format; logs, "
-                       "Responses items and ShareGPT are read to OpenAI).")
+                  help="The API the body is for (default: the document's own format, a Responses "
+                       "request checked in the chat form it is read into; logs and ShareGPT "
+                       "are read to OpenAI).")
     @click.option("--strict", is_flag=True,
                   help="Count the `risk` rules too (rejected by some models or gateways only).")
     @click.option("--format", "out_format", type=click.Choice(["text", "json"]), default="text",
