@@ -63,6 +63,7 @@ EXPECTED = [
     ("opencode-*", "*.derived.json", "opencode"),
     ("opencode-*", "CONVO.md", "opencode"),  # refused: a client's console log around the messages
     ("openhands-*", "*.json", "openhands"),
+    ("gemini-cli-*", "*.json", "gemini"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
@@ -412,6 +413,23 @@ def count_openhands(raw: bytes) -> dict:
     return _tally(calls, results, 0, ask)
 
 
+def count_gemini(raw: bytes) -> dict:
+    """A Gemini CLI chats/session-*.json: every ``toolCalls`` entry of a ``gemini`` message is a
+    call, answered when its ``result`` holds anything; the last ``user`` text is the ask."""
+    calls, results, ask = set(), set(), None
+    for msg in json.loads(raw)["messages"]:
+        for call in msg.get("toolCalls") or ():
+            calls.add(call["id"])
+            if call.get("result"):
+                results.add(call["id"])
+        content = msg.get("content")
+        if msg.get("type") == "user":
+            text = content if isinstance(content, str) else "\n".join(
+                p["text"] for p in content if isinstance(p, dict) and "text" in p)
+            ask = text or ask
+    return _tally(calls, results, 0, ask)
+
+
 _CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
 
 
@@ -441,7 +459,7 @@ def count_cline(raw: bytes) -> dict:
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
             "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
             "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
-            "cline": count_cline}
+            "cline": count_cline, "gemini": count_gemini}
 
 
 # --- counting what came out ------------------------------------------------------------------

@@ -28,6 +28,7 @@ from hermesctx.formats import (
     claude_code,
     cline,
     codex,
+    gemini,
     openai,
     opencode,
     opencode_go,
@@ -64,9 +65,9 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run,
                                                          opencode, opencode_go, openhands, cline,
-                                                         aider, anthropic, openai)}
+                                                         aider, gemini, anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider)
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider, gemini)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
