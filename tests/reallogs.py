@@ -64,6 +64,7 @@ EXPECTED = [
     ("opencode-*", "CONVO.md", "opencode"),  # refused: a client's console log around the messages
     ("openhands-*", "*.json", "openhands"),
     ("gemini-cli-*", "*.json", "gemini"),
+    ("copilot-cli-*", "*.jsonl", "copilot"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
@@ -430,6 +431,24 @@ def count_gemini(raw: bytes) -> dict:
     return _tally(calls, results, 0, ask)
 
 
+def count_copilot(raw: bytes) -> dict:
+    """A Copilot CLI events.jsonl: every ``toolRequests`` entry of an ``assistant.message`` is a
+    call, each ``tool.execution_complete`` of one of them its result; the last ``user.message``
+    (as typed) is the ask."""
+    calls, results, ask = set(), set(), None
+    events = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    for event in events:
+        data = event.get("data") or {}
+        if event.get("type") == "assistant.message":
+            calls.update(r["toolCallId"] for r in data.get("toolRequests") or ())
+        elif event.get("type") == "user.message":
+            ask = data.get("content") or ask
+    for event in events:
+        if event.get("type") == "tool.execution_complete" and event["data"].get("toolCallId") in calls:
+            results.add(event["data"]["toolCallId"])
+    return _tally(calls, results, 0, ask)
+
+
 _CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
 
 
@@ -459,7 +478,8 @@ def count_cline(raw: bytes) -> dict:
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
             "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
             "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
-            "cline": count_cline, "gemini": count_gemini}
+            "cline": count_cline, "gemini": count_gemini,
+            "copilot": count_copilot}
 
 
 # --- counting what came out ------------------------------------------------------------------

@@ -28,6 +28,7 @@ from hermesctx.formats import (
     claude_code,
     cline,
     codex,
+    copilot,
     gemini,
     openai,
     opencode,
@@ -63,7 +64,7 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 
 # name -> module, in the order detect_document tries them (ShareGPT and Responses have keys of
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
-MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run,
+MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run, copilot,
                                                          opencode, opencode_go, openhands, cline,
                                                          aider, gemini, anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
@@ -77,7 +78,7 @@ CLAUDE_CODE = claude_code.NAME
 CODEX = codex.NAME
 AUTO = "auto"
 FORMATS = (OPENAI, ANTHROPIC, RESPONSES, SHAREGPT, CLAUDE_CODE, CODEX,
-           *(m.NAME for m in AGENT_DOCUMENTS), opencode_run.NAME)
+           *(m.NAME for m in AGENT_DOCUMENTS), opencode_run.NAME, copilot.NAME)
 LOG_FORMATS = tuple(name for name, m in MODULES.items() if m.LOG)
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
 WRITTEN = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what is written

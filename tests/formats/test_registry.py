@@ -403,5 +403,5 @@ def test_every_format_module_has_the_same_face():
         assert hasattr(mod, "stream") == (name in formats.TARGETS)  # (--to writes a log too)
     assert formats.TARGETS == ("openai", "anthropic", "sharegpt")
     assert formats.WRITTEN == ("openai", "anthropic", "responses", "sharegpt")  # Responses: its own input
-    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run")
+    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run", "copilot")
     assert set(formats.PLAIN) == {"openai", "anthropic"}
