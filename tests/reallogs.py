@@ -65,6 +65,7 @@ EXPECTED = [
     ("openhands-*", "*.json", "openhands"),
     ("gemini-cli-*", "*.json", "gemini"),
     ("copilot-cli-*", "*.jsonl", "copilot"),
+    ("goose-*", "*.db", "goose"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
@@ -449,6 +450,32 @@ def count_copilot(raw: bytes) -> dict:
     return _tally(calls, results, 0, ask)
 
 
+def count_goose(path: Path) -> dict:
+    """A Goose sessions.db: every ``toolRequest`` part of a message the agent still saw is a
+    call, every ``toolResponse`` one a result; the last ``user`` text the ask."""
+    import sqlite3
+
+    calls, results, ask = set(), set(), None
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for role, content, meta in con.execute("select role, content_json, metadata_json from messages order by rowid"):
+            if meta and json.loads(meta).get("agentVisible") is False:
+                continue
+            for part in json.loads(content):
+                if part.get("type") == "toolRequest":
+                    calls.add(part["id"])
+                elif part.get("type") == "toolResponse":
+                    results.add(part["id"])
+                elif part.get("type") == "text" and role == "user":
+                    ask = part["text"]
+    finally:
+        con.close()
+    return _tally(calls, results, 0, ask)
+
+
+count_goose.wants_path = True  # type: ignore[attr-defined]
+
+
 _CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
 
 
@@ -479,7 +506,7 @@ COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": cou
             "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
             "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
             "cline": count_cline, "gemini": count_gemini,
-            "copilot": count_copilot}
+            "copilot": count_copilot, "goose": count_goose}
 
 
 # --- counting what came out ------------------------------------------------------------------

@@ -128,7 +128,7 @@ def stage_options(cls, *, shared: bool = False) -> Callable:
 # --- input formats (hermesctx.formats) ---------------------------------------------------------
 
 FROM_CHOICES = ("auto", "openai", "anthropic", "responses", "sharegpt", "claude-code", "codex",
-                "opencode", "opencode-go", "openhands", "cline", "aider", "gemini", "opencode-run", "copilot")
+                "opencode", "opencode-go", "openhands", "cline", "aider", "gemini", "goose", "opencode-run", "copilot")
 TO_CHOICES = ("openai", "anthropic", "sharegpt")
 
 

@@ -30,6 +30,7 @@ from hermesctx.formats import (
     codex,
     copilot,
     gemini,
+    goose,
     openai,
     opencode,
     opencode_go,
@@ -66,9 +67,9 @@ __all__ = ["LogStream", "Rest", "describe_lost", "describe_value"]  # what calle
 # their own; a log event is told by its line; OpenAI and Anthropic chat come last)
 MODULES: dict[str, ModuleType] = {m.NAME: m for m in (sharegpt, responses, claude_code, codex, opencode_run, copilot,
                                                          opencode, opencode_go, openhands, cline,
-                                                         aider, gemini, anthropic, openai)}
+                                                         aider, gemini, goose, anthropic, openai)}
 # agents' own documents, told by their shape before OpenAI / Anthropic chat is assumed
-AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider, gemini)
+AGENT_DOCUMENTS: tuple[ModuleType, ...] = (opencode, opencode_go, openhands, cline, aider, gemini, goose)
 
 OPENAI = openai.NAME
 ANTHROPIC = anthropic.NAME
@@ -446,7 +447,7 @@ def read_documents(stream: BinaryIO, *, source: str = AUTO, jsonl: bool | None =
 
 # formats read from their bytes, not as JSON: each module has ``sniff(head)`` (the first
 # bytes of the input) and ``load(stream, name)`` (the value its ``detect`` and ``read`` take)
-BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go, aider)
+BYTE_FORMATS: tuple[ModuleType, ...] = (opencode_go, goose, aider)
 _HEAD = 64
 
 
