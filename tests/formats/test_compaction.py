@@ -53,11 +53,15 @@ def test_every_command_keeps_the_block_as_it_was_with_what_follows(command):
     assert len(out["messages"]) == len(body["messages"])  # never merged
 
 
-def test_compress_summarizes_only_what_follows_the_compaction():
-    body = _body(calls=30)
+def _compressed(body):
     result = invoke(["compress", "--summarizer", "extractive", "--context-length", "20000"], body)
     assert result.status == 0, result.stderr
-    out = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_compress_summarizes_only_what_follows_the_compaction():
+    body = _body(calls=30)
+    out = _compressed(body)
     assert len(out["messages"]) < len(body["messages"])  # it did compress
     assert out["messages"][:3] == body["messages"][:3]
     assert len(_blocks(out)) == 1
@@ -151,9 +155,7 @@ def test_every_command_keeps_the_item_as_it_was_with_what_follows(command):
 
 def test_compress_summarizes_only_what_follows_the_item():
     body = _responses(calls=30)
-    result = invoke(["compress", "--summarizer", "extractive", "--context-length", "20000"], body)
-    assert result.status == 0, result.stderr
-    out = json.loads(result.stdout)
+    out = _compressed(body)
     assert len(out["input"]) < len(body["input"])  # it did compress
     (index, item), = _items(out)
     assert index == 1 and item == ITEM

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from anthropic_output import tool_ids
 from conftest import invoke
 
 from hermesctx import formats
@@ -85,12 +86,7 @@ def test_estimate_and_compress_read_the_same():
 
 
 def test_anthropic_output_keeps_every_call_and_result():
-    result = invoke(["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"], LOG)
-    assert result.status == 0, result.stderr
-    blocks = [b for m in json.loads(result.stdout)["messages"] if isinstance(m["content"], list)
-              for b in m["content"]]
-    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ["call_a", "call_b"]
-    assert sorted(b["tool_use_id"] for b in blocks if b["type"] == "tool_result") == ["call_a", "call_b"]
+    assert tool_ids([], LOG) == (["call_a", "call_b"], ["call_b", "call_a"])
 
 
 def test_a_log_with_no_message_is_refused_in_one_line():

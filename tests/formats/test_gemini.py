@@ -9,6 +9,7 @@ import io
 import json
 
 import pytest
+from anthropic_output import tool_ids
 from conftest import invoke
 
 from hermesctx import formats
@@ -102,13 +103,7 @@ def test_estimate_and_compress_read_the_same_and_the_usage_is_recorded():
 
 
 def test_anthropic_output_keeps_every_call_and_result():
-    result = invoke(["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5"], SESSION)
-    assert result.status == 0, result.stderr
-    blocks = [b for m in json.loads(result.stdout)["messages"] if isinstance(m["content"], list)
-              for b in m["content"]]
-    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ["write_file-1", "replace-2", "read_file_3"]
-    assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == [
-        "write_file-1", "replace-2", "read_file_3"]
+    assert tool_ids([], SESSION) == (["write_file-1", "replace-2", "read_file_3"], ["write_file-1", "replace-2", "read_file_3"])
 
 
 @pytest.mark.parametrize("command", [["estimate"], ["convert"], ["prune"]])

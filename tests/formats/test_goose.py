@@ -10,6 +10,7 @@ import json
 import sqlite3
 
 import pytest
+from anthropic_output import tool_ids
 from conftest import invoke
 
 from hermesctx import formats
@@ -116,10 +117,4 @@ def test_estimate_and_compress_read_the_same_and_the_usage_is_recorded(store):
 
 
 def test_anthropic_output_keeps_every_call_and_result(store):
-    result = invoke(["convert", "--to", "anthropic", "--model", "claude-sonnet-4-5", str(store)])
-    assert result.status == 0, result.stderr
-    blocks = [b for d in _docs(result.stdout) for m in d["messages"] if isinstance(m["content"], list)
-              for b in m["content"]]
-    assert [b["id"] for b in blocks if b["type"] == "tool_use"] == ["c1", "c2", "c3"]
-    assert [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"] == ["c1", "c2", "c3"]
-
+    assert tool_ids([str(store)]) == (["c1", "c2", "c3"], ["c1", "c2", "c3"])
