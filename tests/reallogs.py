@@ -86,7 +86,7 @@ COMMANDS = [
     ("prune", ["prune"]),
     ("sanitize-check", ["sanitize", "--check"]),
     ("sanitize", ["sanitize"]),
-    ("compress", ["compress", "--summarizer", "extractive"]),
+    ("compress", ["compress", "--summarizer", "extractive", "--report", "-"]),
     ("cache-mark", ["cache-mark"]),
     ("spill", ["spill", "--dry-run"]),
     ("to-openai", ["convert", "--to", "openai", "--model", "gpt-4o"]),
@@ -519,7 +519,7 @@ def count_output(stdout: bytes, target: str) -> dict:
     calls = results = server = 0
     sizes, texts = [], []
     for doc in docs:
-        messages = doc.get("messages", doc.get("conversations")) if isinstance(doc, dict) else doc
+        messages = doc.get("messages", doc.get("conversations", doc.get("input"))) if isinstance(doc, dict) else doc
         messages = messages if isinstance(messages, list) else []
         sizes.append(len(messages))
         for msg in messages:
@@ -613,6 +613,11 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         first_error = next((line for line in err.splitlines() if "error" in line), "")
         if status == 70 or status not in (0, 1):
             row["fails"].append(f"{label}: exit {status} {first_error[:160]}")
+        if label in ("estimate", "compress") and status == 0:  # what each read, transcript by transcript
+            reported = json_lines(out if label == "estimate" else err.encode())
+            outputs.setdefault("read", {})[label] = [
+                d.get("messages" if label == "estimate" else "messages_before") for d in reported
+                if isinstance(d, dict) and ("messages" if label == "estimate" else "messages_before") in d]
         if label == "sanitize-check":
             match = re.search(r"(\d+) problems? in", err)
             row["orphans"] = int(match.group(1)) if match else None
@@ -642,6 +647,10 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         if truth and got and (got["calls"] < truth["all_calls"] or got["results"] < truth["all_results"]):
             row["fails"].append(f"convert --all-segments: calls {got['calls']} of {truth['all_calls']}, "
                                 f"results {got['results']} of {truth['all_results']}")
+    read = outputs.pop("read", {})
+    if len(read) == 2 and read["estimate"] != read["compress"]:
+        row["fails"].append(f"estimate and compress read different messages: {read['estimate'][:5]} "
+                            f"vs {read['compress'][:5]}")
     row["exits"] = exits
     row["outputs"] = {k: {kk: vv for kk, vv in v.items() if kk != "text"} for k, v in outputs.items()}
     if truth:
