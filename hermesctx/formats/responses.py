@@ -376,12 +376,14 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
         yield {"role": "system" if role == "developer" else role, "content": content}
 
 
-def write(doc: Any, lost: dict) -> dict:
+def write(doc: Any, lost: dict) -> dict | list:
     """OpenAI chat (a body or a list of messages) -> a Responses request: a leading system
     message as ``instructions``, the messages as ``input`` items (:func:`items_of`), the
-    parameters in Responses' form (:func:`hermesctx.formats.params.chat_to_responses`)."""
-    if isinstance(doc, list):
-        doc = {"messages": doc}
+    parameters in Responses' form (:func:`hermesctx.formats.params.chat_to_responses`). Messages
+    alone (what a bare list of items is read into) are written as a bare list of items."""
+    if isinstance(doc, list) or list(doc) == ["messages"]:
+        messages = doc if isinstance(doc, list) else doc["messages"]
+        return list(items_of(params.legacy_functions(messages or [], lost), lost))
     messages = params.legacy_functions(doc.get("messages") or [], lost)
     out = params.chat_to_responses({k: v for k, v in doc.items() if k != "messages"}, lost)
     first = messages[0] if messages else None

@@ -207,3 +207,11 @@ def test_convert_to_another_api_refuses_the_item_or_drops_it_when_lenient(target
     # a command writing chat messages (--to) refuses it likewise
     result = invoke(["prune", "--to", "openai"], RESPONSES)
     assert result.status == 3 and "OpenAI compaction item" in result.stderr
+
+
+def test_a_bare_list_of_items_comes_back_a_bare_list():
+    items = RESPONSES["input"]
+    result = invoke(["sanitize"], items)
+    assert result.status == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert isinstance(out, list) and out[1] == ITEM and len(out) == 3
