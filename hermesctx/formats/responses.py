@@ -347,7 +347,7 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
             elif key not in _KEPT_KEYS:
                 bump(lost, f"message key {key!r}")
         if role == "tool":
-            output = content if isinstance(content, str) else content_text(content)
+            output = _input_parts(content, lost) if isinstance(content, list) else content_text(content)
             yield {"type": "function_call_output", "call_id": msg.get("tool_call_id", ""), "output": output}
             continue
         if role == "assistant":
@@ -358,10 +358,14 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
                         yield {"role": "assistant", "content": "\n".join(texts)}
                         texts = []
                     yield part  # as it came
-                else:
+                elif part_type(part) == "refusal" and isinstance(part.get("refusal"), str):
+                    texts.append(part["refusal"])
+                elif part_type(part) in ("text", "output_text") or isinstance(part, str):
                     text = content_text([part])
                     if text:
                         texts.append(text)
+                else:
+                    bump(lost, f"{part_type(part)} parts of assistant messages")
             if isinstance(content, str) and content:
                 texts.append(content)
             if texts:

@@ -215,3 +215,19 @@ def test_a_bare_list_of_items_comes_back_a_bare_list():
     assert result.status == 0, result.stderr
     out = json.loads(result.stdout)
     assert isinstance(out, list) and out[1] == ITEM and len(out) == 3
+
+
+def test_what_a_responses_request_holds_besides_is_written_back_or_said():
+    body = {"model": "gpt-5", "input": [
+        {"role": "user", "content": "Look"},
+        {"type": "function_call", "call_id": "c1", "name": "shot", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": [
+            {"type": "input_text", "text": "the screen"}, {"type": "input_image", "image_url": "https://e.x/s.png"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Seen."},
+                                                             {"type": "refusal", "refusal": "Not that."}]}]}
+    result = invoke(["sanitize"], body)
+    assert result.status == 0, result.stderr
+    out = json.loads(result.stdout)["input"]
+    assert out[2]["output"] == [{"type": "input_text", "text": "the screen"},
+                                {"type": "input_image", "image_url": "https://e.x/s.png"}]
+    assert out[3] == {"role": "assistant", "content": "Seen.\nNot that."}
