@@ -315,10 +315,15 @@ _KEPT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"}
 _REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 
 
+CACHE_MARKS = "cache_control markers (the Responses API caches prefixes by itself)"
+
+
 def _input_parts(content: list, lost: dict) -> list:
     parts = []
     for part in content:
         kind = part_type(part)
+        if isinstance(part, dict) and "cache_control" in part:
+            bump(lost, CACHE_MARKS)
         if kind in ("text", "input_text", "output_text"):
             parts.append({"type": "input_text", "text": part.get("text", "")})
         elif kind == "image_url":
@@ -342,7 +347,9 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
         role = msg.get("role")
         content = msg.get("content")
         for key in msg:
-            if key in _REASONING_KEYS:
+            if key == "cache_control":
+                bump(lost, CACHE_MARKS)
+            elif key in _REASONING_KEYS:
                 bump(lost, "reasoning (a Responses reasoning item is replayed with its id)")
             elif key not in _KEPT_KEYS:
                 bump(lost, f"message key {key!r}")
@@ -353,6 +360,9 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
         if role == "assistant":
             texts: list = []
             for part in content if isinstance(content, list) else ():
+                if isinstance(part, dict) and "cache_control" in part:  # (cache-mark's, on chat)
+                    bump(lost, CACHE_MARKS)
+                    part = {k: v for k, v in part.items() if k != "cache_control"}
                 if opaque_compaction(part):
                     if texts:
                         yield {"role": "assistant", "content": "\n".join(texts)}

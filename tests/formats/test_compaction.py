@@ -231,3 +231,10 @@ def test_what_a_responses_request_holds_besides_is_written_back_or_said():
     assert out[2]["output"] == [{"type": "input_text", "text": "the screen"},
                                 {"type": "input_image", "image_url": "https://e.x/s.png"}]
     assert out[3] == {"role": "assistant", "content": "Seen.\nNot that."}
+
+
+def test_cache_mark_leaves_the_item_as_it_came_and_says_the_responses_api_takes_no_marker():
+    result = invoke(["cache-mark"], RESPONSES)
+    assert result.status == 0, result.stderr
+    assert json.loads(result.stdout)["input"][1] == ITEM
+    assert "cache_control markers (the Responses API caches prefixes by itself): 3 not kept" in result.stderr
