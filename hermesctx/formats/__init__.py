@@ -357,6 +357,10 @@ def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     usage = recorded(value) if recorded is not None else None
     if usage:
         info["usage"] = usage
+    keep = getattr(MODULES.get(found), "kept", None)  # what its own output gets back (Responses)
+    kept = keep(value) if keep is not None else None
+    if kept:
+        info["kept"] = kept
     return working, info
 
 
@@ -383,6 +387,8 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     if out != working:
         result = to_openai(result, working, lost)
         result = from_openai(result, out, lost)
+    if out == found and info.get("kept"):
+        result = MODULES[found].restore(result, info["kept"])
     return send.request(result, out, {} if wire is None else wire)
 
 

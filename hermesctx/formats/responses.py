@@ -390,6 +390,24 @@ def items_of(messages: list, lost: dict) -> Iterator[dict]:
         yield {"role": "system" if role == "developer" else role, "content": content}
 
 
+# the request's own parameters chat has no key for: a stage's chat send path (cache-mark's)
+# would drop them, so they are kept beside the document and written back (:func:`restore`)
+_OWN = ("background", "context_management", "conversation", "include", "max_tool_calls",
+        "previous_response_id", "prompt", "reasoning", "text", "truncation")
+
+
+def kept(doc: Any) -> dict | None:
+    """The Responses-only parameters of a request (``context_management``, ``include``, ...)."""
+    return {k: doc[k] for k in _OWN if k in doc} if isinstance(doc, dict) else None
+
+
+def restore(out: Any, own: dict) -> Any:
+    """A written request with the parameters :func:`kept` kept that it lost on the way."""
+    if not isinstance(out, dict) or all(k in out for k in own):
+        return out
+    return {**out, **{k: v for k, v in own.items() if k not in out}}
+
+
 def write(doc: Any, lost: dict) -> dict | list:
     """OpenAI chat (a body or a list of messages) -> a Responses request: a leading system
     message as ``instructions``, the messages as ``input`` items (:func:`items_of`), the

@@ -149,8 +149,7 @@ def test_every_command_keeps_the_item_as_it_was_with_what_follows(command):
     assert after in ({"role": "assistant", "content": "Continuing with the parser."}, body["input"][2])
     assert out["input"][0] in ({"role": "user", "content": "Build the parser"}, body["input"][0])
     assert len(out["input"]) == len(body["input"])
-    if command[0] not in ("cache-mark", "run"):  # (cache-mark marks the chat request: see its docs)
-        assert out["context_management"] == body["context_management"]
+    assert out["context_management"] == body["context_management"]
 
 
 def test_compress_summarizes_only_what_follows_the_item():
