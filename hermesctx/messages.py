@@ -306,9 +306,17 @@ def _part_text(part: dict) -> str:
     return text if isinstance(text, str) else ""
 
 
+def opaque_compaction(part: Any) -> bool:
+    """An OpenAI Responses ``compaction`` item (``encrypted_content``: only the Responses API
+    reads it), as a Responses transcript carries it in the content of an assistant message of
+    its own (:func:`hermesctx.formats.responses.compaction_message`)."""
+    return isinstance(part, dict) and part.get("type") == "compaction" and "encrypted_content" in part
+
+
 def last_compaction(messages: list) -> int:
     """The index of the last message holding a provider's compaction block (Anthropic's
-    ``compaction``: the API drops every block before it), or -1. Stages that restructure a
+    ``compaction``: the API drops every block before it; OpenAI's Responses ``compaction``
+    item: what precedes it may be dropped), or -1. Stages that restructure a
     transcript leave it and what precedes it as they are."""
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]

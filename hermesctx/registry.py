@@ -149,4 +149,7 @@ register(FORMATS, "opencode-go", "hermesctx.formats.opencode_go", detector="docu
 register(FORMATS, "openhands", "hermesctx.formats.openhands", detector="document", priority=12)
 register(FORMATS, "cline", "hermesctx.formats.cline", detector="document", priority=13)
 register(FORMATS, "aider", "hermesctx.formats.aider", detector="document", priority=14)
+register(FORMATS, "gemini", "hermesctx.formats.gemini", detector="document", priority=15)
+register(FORMATS, "goose", "hermesctx.formats.goose", detector="document", priority=16)
 register(FORMATS, "opencode-run", "hermesctx.formats.opencode_run", detector="log", priority=2)
+register(FORMATS, "copilot", "hermesctx.formats.copilot", detector="log", priority=3)

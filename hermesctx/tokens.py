@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from hermesctx import lazyre
 from hermesctx.jsonio import dumps_like_json
-from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, part_type
+from hermesctx.messages import IMAGE_PART_TYPES, calls_of, content_text, opaque_compaction, part_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -567,7 +567,9 @@ def exact_message_tokens(encoding, msg: Any) -> int:
     + for each tool call: tokens(name) + tokens(arguments)   (OpenAI ``tool_calls``)
     + tokens(name) + 1 when the message has a ``name``
     + tokens(reasoning text) for ``reasoning``/``reasoning_content`` strings.
-    Anthropic blocks count through the text of the content (``tool_use`` as ``name(input)``).
+    Anthropic blocks count through the text of the content (``tool_use`` as ``name(input)``); an
+    OpenAI Responses ``compaction`` item as the tokens of its ``encrypted_content`` (what the
+    provider decrypts it into is unknown: its size on the wire stands for it).
     """
     if not isinstance(msg, dict):
         return MESSAGE_OVERHEAD + exact_text(encoding, str(msg))
@@ -575,6 +577,10 @@ def exact_message_tokens(encoding, msg: Any) -> int:
     tokens = MESSAGE_OVERHEAD + exact_text(encoding, str(msg.get("role") or ""))
     tokens += exact_text(encoding, content_text(content))
     tokens += IMAGE_TOKENS * _exact_images(content)
+    if isinstance(content, list):
+        for part in content:
+            if opaque_compaction(part) and isinstance(part["encrypted_content"], str):
+                tokens += exact_text(encoding, part["encrypted_content"])
     for tc in calls_of(msg):
         if isinstance(tc, dict) and isinstance(tc.get("function"), dict):
             fn = tc["function"]

@@ -245,10 +245,12 @@ def warner(env: Env, file: str | None) -> Callable[[str], None]:
 
 
 def warn_lost(env: Env, doc: jsonio.Document) -> None:
-    """A warning per kind of what reading ``doc`` into OpenAI messages left out."""
+    """A warning per kind of what reading ``doc`` into OpenAI messages left out (named as lost
+    from what is written by default: OpenAI, or Responses for Responses input)."""
     from hermesctx import formats
 
-    lines = [*formats.describe_lost(doc.info.get("lost") or {}, "openai"), *segments_left_out(doc.info)]
+    lines = [*formats.describe_lost(doc.info.get("lost") or {}, formats.output_format(doc.info, None)),
+             *segments_left_out(doc.info)]
     for line in lines:
         env.warn(f"{doc.where}: {line}" if doc.where else line)
 
@@ -747,6 +749,8 @@ def doc_target(doc: Any, target: str | None) -> str:
     if target:
         return target
     info = getattr(doc, "info", None)
+    if info is not None and info.get("format") == "responses":  # (its own items and parameters)
+        return "responses"
     if info is not None and info.get("format") not in ("openai", "anthropic"):
         return "openai"
     from hermesctx.wire.rules import target_of

@@ -64,6 +64,9 @@ EXPECTED = [
     ("opencode-*", "*.derived.json", "opencode"),
     ("opencode-*", "CONVO.md", "opencode"),  # refused: a client's console log around the messages
     ("openhands-*", "*.json", "openhands"),
+    ("gemini-cli-*", "*.json", "gemini"),
+    ("copilot-cli-*", "*.jsonl", "copilot"),
+    ("goose-*", "*.db", "goose"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
@@ -84,7 +87,7 @@ REFUSED = [
 STAGE_RUNS = {
     "spill": [("spill", ["spill", "--dry-run"], False)],
     "sanitize": [("sanitize-check", ["sanitize", "--check"], False), ("sanitize", ["sanitize"], True)],
-    "compress": [("compress", ["compress", "--summarizer", "extractive"], True)],
+    "compress": [("compress", ["compress", "--summarizer", "extractive", "--report", "-"], True)],
 }
 _RUNS = [("estimate", ["estimate"], False),
          *(run for name in registry.names(registry.STAGES) for run in STAGE_RUNS.get(name, [(name, [name], True)])),
@@ -414,6 +417,67 @@ def count_openhands(raw: bytes) -> dict:
     return _tally(calls, results, 0, ask)
 
 
+def count_gemini(raw: bytes) -> dict:
+    """A Gemini CLI chats/session-*.json: every ``toolCalls`` entry of a ``gemini`` message is a
+    call, answered when its ``result`` holds anything; the last ``user`` text is the ask."""
+    calls, results, ask = set(), set(), None
+    for msg in json.loads(raw)["messages"]:
+        for call in msg.get("toolCalls") or ():
+            calls.add(call["id"])
+            if call.get("result"):
+                results.add(call["id"])
+        content = msg.get("content")
+        if msg.get("type") == "user":
+            text = content if isinstance(content, str) else "\n".join(
+                p["text"] for p in content if isinstance(p, dict) and "text" in p)
+            ask = text or ask
+    return _tally(calls, results, 0, ask)
+
+
+def count_copilot(raw: bytes) -> dict:
+    """A Copilot CLI events.jsonl: every ``toolRequests`` entry of an ``assistant.message`` is a
+    call, each ``tool.execution_complete`` of one of them its result; the last ``user.message``
+    (as typed) is the ask."""
+    calls, results, ask = set(), set(), None
+    events = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    for event in events:
+        data = event.get("data") or {}
+        if event.get("type") == "assistant.message":
+            calls.update(r["toolCallId"] for r in data.get("toolRequests") or ())
+        elif event.get("type") == "user.message":
+            ask = data.get("content") or ask
+    for event in events:
+        if event.get("type") == "tool.execution_complete" and event["data"].get("toolCallId") in calls:
+            results.add(event["data"]["toolCallId"])
+    return _tally(calls, results, 0, ask)
+
+
+def count_goose(path: Path) -> dict:
+    """A Goose sessions.db: every ``toolRequest`` part of a message the agent still saw is a
+    call, every ``toolResponse`` one a result; the last ``user`` text the ask."""
+    import sqlite3
+
+    calls, results, ask = set(), set(), None
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for role, content, meta in con.execute("select role, content_json, metadata_json from messages order by rowid"):
+            if meta and json.loads(meta).get("agentVisible") is False:
+                continue
+            for part in json.loads(content):
+                if part.get("type") == "toolRequest":
+                    calls.add(part["id"])
+                elif part.get("type") == "toolResponse":
+                    results.add(part["id"])
+                elif part.get("type") == "text" and role == "user":
+                    ask = part["text"]
+    finally:
+        con.close()
+    return _tally(calls, results, 0, ask)
+
+
+count_goose.wants_path = True  # type: ignore[attr-defined]
+
+
 _CLINE_RESULT = re.compile(r"^\[[A-Za-z_][\w-]*(?: for '.*?')?\] Result:", re.S)
 
 
@@ -443,7 +507,8 @@ def count_cline(raw: bytes) -> dict:
 COUNTERS = {"codex": count_codex, "responses": count_responses, "anthropic": count_anthropic,
             "sharegpt": count_sharegpt, "openai": count_chat, "aider": count_aider,
             "opencode-go": count_opencode_go, "opencode": count_opencode, "openhands": count_openhands,
-            "cline": count_cline}
+            "cline": count_cline, "gemini": count_gemini,
+            "copilot": count_copilot, "goose": count_goose}
 
 
 # --- counting what came out ------------------------------------------------------------------
@@ -456,7 +521,7 @@ def count_output(stdout: bytes, target: str) -> dict:
     calls = results = server = 0
     sizes, texts = [], []
     for doc in docs:
-        messages = doc.get("messages", doc.get("conversations")) if isinstance(doc, dict) else doc
+        messages = doc.get("messages", doc.get("conversations", doc.get("input"))) if isinstance(doc, dict) else doc
         messages = messages if isinstance(messages, list) else []
         sizes.append(len(messages))
         for msg in messages:
@@ -550,6 +615,11 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         first_error = next((line for line in err.splitlines() if "error" in line), "")
         if status == 70 or status not in (0, 1):
             row["fails"].append(f"{label}: exit {status} {first_error[:160]}")
+        if label in ("estimate", "compress") and status == 0:  # what each read, transcript by transcript
+            reported = json_lines(out if label == "estimate" else err.encode())
+            outputs.setdefault("read", {})[label] = [
+                d.get("messages" if label == "estimate" else "messages_before") for d in reported
+                if isinstance(d, dict) and ("messages" if label == "estimate" else "messages_before") in d]
         if label == "sanitize-check":
             match = re.search(r"(\d+) problems? in", err)
             row["orphans"] = int(match.group(1)) if match else None
@@ -579,6 +649,10 @@ def check_file(path: Path, fmt: str, counter, validate: bool) -> dict:
         if truth and got and (got["calls"] < truth["all_calls"] or got["results"] < truth["all_results"]):
             row["fails"].append(f"convert --all-segments: calls {got['calls']} of {truth['all_calls']}, "
                                 f"results {got['results']} of {truth['all_results']}")
+    read = outputs.pop("read", {})
+    if len(read) == 2 and read["estimate"] != read["compress"]:
+        row["fails"].append(f"estimate and compress read different messages: {read['estimate'][:5]} "
+                            f"vs {read['compress'][:5]}")
     row["exits"] = exits
     row["outputs"] = {k: {kk: vv for kk, vv in v.items() if kk != "text"} for k, v in outputs.items()}
     if truth:

@@ -29,7 +29,8 @@ def test_every_entry_loads_and_is_what_it_says(entry):
     else:
         assert found.NAME == entry.name
         assert found.LOG == (entry.trait("detector") == "log")
-        assert hasattr(found, "write") == bool(entry.trait("writes"))
+        # writes: --to offers it (Responses is written back for Responses input only)
+        assert (hasattr(found, "write") and getattr(found, "TARGET", True)) == bool(entry.trait("writes"))
         assert entry.trait("detector") in ("document", "log", "items", "chat")
         assert isinstance(entry.trait("priority"), int)
 
@@ -55,8 +56,8 @@ def trajectory_specs():
 
 def test_detection_order_comes_from_the_priorities():
     assert [m.NAME for m in formats.DOCUMENTS] == ["sharegpt", "opencode", "opencode-go", "openhands", "cline",
-                                                   "aider"]
-    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run")
+                                                   "aider", "gemini", "goose"]
+    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run", "copilot")
     assert [e.name for e in registry.detection_order("chat")] == ["anthropic", "openai"]
 
 

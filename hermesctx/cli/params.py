@@ -139,8 +139,8 @@ FORMAT = (
     LENIENT,
 )
 TARGET = (
-    Param(("--to",), "target", "Output format (default: the input's, or openai for Responses items and "
-          "session logs).", kind="choice", choices=TO_CHOICES, default=None),
+    Param(("--to",), "target", "Output format (default: the input's, Responses requests and items too; "
+          "openai for session logs and agents' files).", kind="choice", choices=TO_CHOICES, default=None),
 )
 # what every command that rewrites transcripts takes after its own options
 TRANSCRIPT = (*FORMAT, *TARGET, *OUTPUT, *IN_PLACE, *REPORT, *KEEP_GOING)

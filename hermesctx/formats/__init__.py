@@ -22,7 +22,7 @@ import io as _stdio
 from hermesctx import jsonio, registry
 from hermesctx.errors import InputError, UsageError
 from hermesctx.formats import _logs, anthropic, claude_code, cline, codex, openai, responses, sharegpt
-from hermesctx.formats._common import describe_lost, describe_value, quiet
+from hermesctx.formats._common import bump, describe_lost, describe_value, quiet
 from hermesctx.formats._logs import LogStream, Rest, Twice, tell
 from hermesctx.messages import (
     anthropic_body,
@@ -62,7 +62,8 @@ AUTO = "auto"
 FORMATS = tuple(MODULES)
 LOG_FORMATS = tuple(e.name for e in registry.detection_order("log"))  # session logs, in the order tried
 PLAIN = tuple(name for name, m in MODULES.items() if m.PLAIN)  # bodies every command works on as they are
-TARGETS = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what --to offers
+WRITTEN = tuple(name for name in FORMATS if hasattr(MODULES[name], "write"))  # what is written
+TARGETS = tuple(name for name in WRITTEN if getattr(MODULES[name], "TARGET", True))  # what --to offers
 _SOURCES = frozenset((AUTO, *FORMATS))  # what --from takes
 _LOG_SOURCES = frozenset((AUTO, *LOG_FORMATS))  # what may be a session log
 
@@ -266,6 +267,9 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
         if isinstance(doc, dict) and "messages" in doc:  # (never a silently empty document)
             raise InputError(f"messages: expected an array, got {type_name(messages)}")
         return doc
+    if target != RESPONSES:
+        doc = without_opaque(doc, lost)
+        messages = doc.get("messages") if isinstance(doc, dict) else doc
     for i, msg in enumerate(messages):
         if isinstance(msg, dict) and (msg.get("tool_calls") or msg.get("tool_call_id") is not None):
             check_convertible(msg, f"messages[{i}]", target)
@@ -298,6 +302,26 @@ def writable(doc: Any, target: str, lost: dict) -> Any:
 
 
 
+def without_opaque(doc: Any, lost: dict) -> Any:
+    """``doc`` (OpenAI messages or a body) on its way to a format other than Responses: a kept
+    Responses ``compaction`` item (:func:`hermesctx.formats.responses.compaction_message`) cannot
+    be translated, so it is refused (exit 3, naming it), or under ``--lenient`` left out with
+    its message and counted in ``lost``. The same object when it holds none."""
+    from hermesctx.formats._common import refuse_opaque
+    from hermesctx.messages import opaque_compaction
+
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if not isinstance(messages, list):
+        return doc
+    kept = [m for m in messages if not (isinstance(m, dict) and isinstance(m.get("content"), list)
+                                        and any(map(opaque_compaction, m["content"])))]
+    if len(kept) == len(messages):
+        return doc
+    refuse_opaque("an OpenAI compaction item (encrypted_content: only OpenAI's Responses API reads it)")
+    bump(lost, "encrypted compaction items", len(messages) - len(kept))
+    return kept if isinstance(doc, list) else {**doc, "messages": kept}
+
+
 def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     """One parsed document -> ``(working, info)``: OpenAI and Anthropic bodies as they are, any
     other format as OpenAI messages; ``info`` holds ``format`` (what was read) and ``lost``."""
@@ -311,6 +335,10 @@ def prepare(value: Any, source: str = AUTO) -> tuple[Any, dict]:
     usage = recorded(value) if recorded is not None else None
     if usage:
         info["usage"] = usage
+    keep = getattr(MODULES.get(found), "kept", None)  # what its own output gets back (Responses)
+    kept = keep(value) if keep is not None else None
+    if kept:
+        info["kept"] = kept
     return working, info
 
 
@@ -320,7 +348,7 @@ def output_format(info: dict, target: str | None) -> str:
     if target:
         return target
     found = info.get("format", OPENAI)
-    return found if found in TARGETS else OPENAI
+    return found if found in WRITTEN else OPENAI
 
 
 def write_back(result: Any, info: dict, target: str | None, lost: dict,
@@ -332,9 +360,13 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     found = info.get("format", OPENAI)
     working = found if found in PLAIN else OPENAI
     out = output_format(info, target)
+    if found == RESPONSES and out == working:  # (what only the Responses API reads)
+        result = without_opaque(result, lost)
     if out != working:
         result = to_openai(result, working, lost)
         result = from_openai(result, out, lost)
+    if out == found and info.get("kept"):
+        result = MODULES[found].restore(result, info["kept"])
     return send.request(result, out, {} if wire is None else wire)
 
 

@@ -30,6 +30,11 @@ class LogReader:
 
     format = ""  # the name of the format read
 
+    def __init__(self, *, warn: Warn = quiet, **_: Any):
+        self.warn = warn
+        self.lost: dict = {}  # what could not be kept: what -> count
+        self.session: Any = None  # the log's session id
+
     def scan(self, events: Iterable[tuple[Any, str]]) -> None:
         raise NotImplementedError
 

@@ -210,11 +210,11 @@ def read_database(stream: BinaryIO, name: str | None) -> dict:
             tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
             if not {"sessions", "messages"} <= tables:
                 shown = ", ".join(sorted(tables)[:8]) or "no tables"
-                raise InputError(f"a SQLite database with tables {shown}: not an OpenCode or Crush "
-                                 "session store (no sessions and messages tables)")
+                raise InputError(f"a SQLite database with tables {shown}: not an OpenCode, Crush "
+                                 "or Goose session store (no sessions and messages tables)")
             messages = _rows(con, "messages")
             if not messages:
-                raise InputError("an OpenCode / Crush session store without any message: no "
+                raise InputError("an OpenCode / Crush / Goose session store without any message: no "
                                  "transcript in it", hint=None if wal else
                                  "most of a store sits in its write-ahead log: keep the -wal "
                                  "file beside the database")
@@ -226,7 +226,11 @@ def read_database(stream: BinaryIO, name: str | None) -> dict:
 
 
 def _rows(con: Any, table: str) -> list[dict]:
-    cursor = con.execute(f"select * from {table} order by created_at, rowid")  # noqa: S608 (a fixed name)
+    """The rows of ``table`` in the order they were written (Goose's messages have no
+    ``created_at``: their rowid)."""
+    columns = {r[1] for r in con.execute(f"pragma table_info({table})")}
+    order = "created_at, rowid" if "created_at" in columns else "rowid"
+    cursor = con.execute(f"select * from {table} order by {order}")  # noqa: S608 (fixed names)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor]
 

@@ -36,9 +36,7 @@ class Reader(LogReader):
     format = NAME
 
     def __init__(self, *, warn: Callable[[str], None] = lambda m: None, **_: Any):
-        self.warn = warn
-        self.lost: dict = {}
-        self.session: Any = None
+        super().__init__(warn=warn)
         self.errors = 0
         self.usage: dict | None = None
         self.model: str | None = None

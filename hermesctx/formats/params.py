@@ -220,6 +220,28 @@ def responses_to_chat(body: dict, lost: dict) -> dict:
     return out
 
 
+def chat_to_responses(body: dict, lost: dict) -> dict:
+    """:func:`responses_to_chat` the other way: chat's function tools flat, a named
+    ``tool_choice`` flat, ``max_completion_tokens`` (or ``max_tokens``) as
+    ``max_output_tokens``; a parameter the Responses API does not take is counted, not written."""
+    out: dict = {}
+    for key, value in body.items():
+        if key == "tools" and isinstance(value, list):
+            out[key] = [{"type": "function", **{k: v for k, v in tool["function"].items()
+                                                if k in ("name", "description", "parameters", "strict")}}
+                        if isinstance(tool, dict) and isinstance(tool.get("function"), dict) else tool
+                        for tool in value]
+        elif key == "tool_choice" and isinstance(value, dict) and isinstance(value.get("function"), dict):
+            out[key] = {"type": "function", "name": value["function"].get("name")}
+        elif key in ("max_completion_tokens", "max_tokens"):
+            out["max_output_tokens"] = value
+        elif key in api.RESPONSES:
+            out[key] = value
+        else:
+            _dropped(lost, key)
+    return out
+
+
 # --- Anthropic -> OpenAI chat --------------------------------------------------------------
 
 def tool_to_openai(tool: Any, lost: dict) -> Any:

@@ -1,10 +1,13 @@
-"""OpenAI Responses API items -> OpenAI chat messages.
+"""OpenAI Responses API items -> OpenAI chat messages, and back (:func:`write`: what a command
+writes for Responses input).
 
 Items: ``message`` (``input_text``/``output_text`` parts), ``function_call`` /
 ``function_call_output`` paired by ``call_id``, ``custom_tool_call`` / ``custom_tool_call_output``,
 ``local_shell_call`` / ``local_shell_call_output``, ``reasoning`` (summary text kept as the next
 assistant message's ``reasoning``; encrypted content reported). Consecutive function calls fold
-into one assistant message, as parallel calls. Items the API ran itself (``web_search_call``,
+into one assistant message, as parallel calls. A ``compaction`` item (opaque: only the Responses
+API reads its ``encrypted_content``) is kept as it is, alone in the content of an assistant
+message (:func:`compaction_message`), and written back byte for byte where it was. Items the API ran itself (``web_search_call``,
 ``mcp_call``, ``mcp_list_tools``, ...) open the text of the assistant's reply, as
 ``[server-side tool KIND] {...}`` (reported), never as calls the client would have to answer.
 """
@@ -13,12 +16,13 @@ from __future__ import annotations
 
 from hermesctx.errors import InputError
 from hermesctx.formats import params
-from hermesctx.formats._common import AS_TEXT, bump, refuse_opaque, server_side_text
+from hermesctx.formats._common import AS_TEXT, bump, server_side_text
 from hermesctx.jsonio import dumps_like_json
-from hermesctx.messages import part_type
+from hermesctx.messages import check_convertible, content_text, opaque_compaction, part_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning",
@@ -35,6 +39,7 @@ SERVER_ITEMS = frozenset({"web_search_call", "mcp_call", "file_search_call", "mc
 NAME = "responses"
 PLAIN = False  # read as OpenAI chat
 LOG = False  # a document, not a session log
+TARGET = False  # written back for Responses input (:func:`write`), not offered by --to
 
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "computer_call_output"}
@@ -119,11 +124,12 @@ def _parts(content: Any, lost: dict) -> Any:
 class Folder:
     """Folds items one at a time into OpenAI messages (used by the Codex reader too)."""
 
-    def __init__(self, lost: dict, *, opaque_refused: bool = False):
+    def __init__(self, lost: dict, *, keep_opaque: bool = False):
         self.lost = lost
-        # a compaction item (encrypted: only OpenAI reads it) refused unless --lenient, rather
-        # than dropped with a warning (a Codex rollout's replacement history: dropped, warned)
-        self.opaque_refused = opaque_refused
+        # a compaction item (encrypted: only OpenAI reads it) kept as it is, an assistant
+        # message of its own (:func:`compaction_message`), rather than dropped with a warning
+        # (a Codex rollout's replacement history: dropped, warned)
+        self.keep_opaque = keep_opaque
         self.messages: list[dict] = []  # not yet drained
         self.started = False  # whether any message was made
         self._reasoning: list[str] = []
@@ -214,10 +220,13 @@ class Folder:
                 else:
                     self._open["content"] = f"{content}\n\n{text}" if content else text
         elif kind == "compaction":
-            if self.opaque_refused:
-                refuse_opaque("an OpenAI compaction item (encrypted_content: only OpenAI's "
-                              "Responses API reads it)")
-            bump(self.lost, "encrypted compaction items")
+            if not self.keep_opaque:
+                bump(self.lost, "encrypted compaction items")
+                return
+            self._flush_server()
+            self._attach_reasoning_alone()
+            self.messages.append(compaction_message(item))
+            self._open = None  # (what follows is never merged into it)
         else:
             bump(self.lost, f"{kind} items")
 
@@ -243,6 +252,14 @@ class Folder:
             self.messages.append(msg)
             self._open = None
 
+    def _attach_reasoning_alone(self) -> None:
+        """Reasoning with no reply before an opaque item: an empty assistant message holding it
+        (the item is never merged with anything)."""
+        if self._reasoning:
+            self.messages.append({"role": "assistant", "content": "",
+                                  "reasoning": "\n".join(self._reasoning)})
+            self._reasoning = []
+
     def _attach_reasoning(self, msg: dict) -> None:
         if self._reasoning:
             msg["reasoning"] = "\n".join(self._reasoning)
@@ -252,10 +269,7 @@ class Folder:
         """The remaining messages (a reasoning item with no reply after it becomes an empty
         assistant message holding it)."""
         self._flush_server()
-        if self._reasoning:
-            self.messages.append({"role": "assistant", "content": "",
-                                  "reasoning": "\n".join(self._reasoning)})
-            self._reasoning = []
+        self._attach_reasoning_alone()
         self._open = None
         out, self.messages = self.messages, []
         return out
@@ -264,7 +278,7 @@ class Folder:
 def read(doc: Any, lost: dict) -> dict:
     """A list of items, or a body/response with ``input``/``output`` items (and
     ``instructions``), -> ``{"messages": [...]}`` plus the body's other keys."""
-    folder = Folder(lost, opaque_refused=True)
+    folder = Folder(lost, keep_opaque=True)
     out: dict = {}
     if isinstance(doc, list):
         items = doc
@@ -285,4 +299,129 @@ def read(doc: Any, lost: dict) -> dict:
         if isinstance(item, dict):
             folder.add(item)
     out["messages"] = folder.finish()
+    return out
+
+
+def compaction_message(item: dict) -> dict:
+    """A Responses ``compaction`` item in a chat transcript: the content of an assistant message
+    of its own, the item itself (never split, merged or rewritten: stages keep what holds a
+    provider's compaction as it is, :func:`hermesctx.messages.last_compaction`)."""
+    return {"role": "assistant", "content": [item]}
+
+
+# --- OpenAI chat -> Responses ---------------------------------------------------------------
+
+_KEPT_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+_REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
+
+
+CACHE_MARKS = "cache_control markers (the Responses API caches prefixes by itself)"
+
+
+def _input_parts(content: list, lost: dict) -> list:
+    parts = []
+    for part in content:
+        kind = part_type(part)
+        if isinstance(part, dict) and "cache_control" in part:
+            bump(lost, CACHE_MARKS)
+        if kind in ("text", "input_text", "output_text"):
+            parts.append({"type": "input_text", "text": part.get("text", "")})
+        elif kind == "image_url":
+            url = part.get("image_url")
+            parts.append({"type": "input_image", "image_url": url.get("url", "") if isinstance(url, dict) else url})
+        elif isinstance(part, str):
+            parts.append({"type": "input_text", "text": part})
+        else:
+            bump(lost, f"{kind} message parts")
+    return parts
+
+
+def items_of(messages: list, lost: dict) -> Iterator[dict]:
+    """Responses input items of OpenAI chat ``messages``: each message an item (string content
+    as it is), assistant text then its calls as ``function_call`` items, a tool result as
+    ``function_call_output``, a kept ``compaction`` item as it came."""
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            continue
+        check_convertible(msg, f"messages[{i}]", NAME)
+        role = msg.get("role")
+        content = msg.get("content")
+        for key in msg:
+            if key == "cache_control":
+                bump(lost, CACHE_MARKS)
+            elif key in _REASONING_KEYS:
+                bump(lost, "reasoning (a Responses reasoning item is replayed with its id)")
+            elif key not in _KEPT_KEYS:
+                bump(lost, f"message key {key!r}")
+        if role == "tool":
+            output = _input_parts(content, lost) if isinstance(content, list) else content_text(content)
+            yield {"type": "function_call_output", "call_id": msg.get("tool_call_id", ""), "output": output}
+            continue
+        if role == "assistant":
+            texts: list = []
+            for part in content if isinstance(content, list) else ():
+                if isinstance(part, dict) and "cache_control" in part:  # (cache-mark's, on chat)
+                    bump(lost, CACHE_MARKS)
+                    part = {k: v for k, v in part.items() if k != "cache_control"}
+                if opaque_compaction(part):
+                    if texts:
+                        yield {"role": "assistant", "content": "\n".join(texts)}
+                        texts = []
+                    yield part  # as it came
+                elif part_type(part) == "refusal" and isinstance(part.get("refusal"), str):
+                    texts.append(part["refusal"])
+                elif part_type(part) in ("text", "output_text") or isinstance(part, str):
+                    text = content_text([part])
+                    if text:
+                        texts.append(text)
+                else:
+                    bump(lost, f"{part_type(part)} parts of assistant messages")
+            if isinstance(content, str) and content:
+                texts.append(content)
+            if texts:
+                yield {"role": "assistant", "content": "\n".join(texts)}
+            for call in msg.get("tool_calls") or ():
+                fn = call.get("function") or {}
+                yield {"type": "function_call", "call_id": call.get("id", ""),
+                       "name": fn.get("name", ""), "arguments": fn.get("arguments", "")}
+            continue
+        if isinstance(content, list):
+            content = _input_parts(content, lost)
+        yield {"role": "system" if role == "developer" else role, "content": content}
+
+
+# the request's own parameters chat has no key for: a stage's chat send path (cache-mark's)
+# would drop them, so they are kept beside the document and written back (:func:`restore`)
+_OWN = ("background", "context_management", "conversation", "include", "max_tool_calls",
+        "previous_response_id", "prompt", "reasoning", "text", "truncation")
+
+
+def kept(doc: Any) -> dict | None:
+    """The Responses-only parameters of a request (``context_management``, ``include``, ...)."""
+    return {k: doc[k] for k in _OWN if k in doc} if isinstance(doc, dict) else None
+
+
+def restore(out: Any, own: dict) -> Any:
+    """A written request with the parameters :func:`kept` kept that it lost on the way."""
+    if not isinstance(out, dict) or all(k in out for k in own):
+        return out
+    return {**out, **{k: v for k, v in own.items() if k not in out}}
+
+
+def write(doc: Any, lost: dict) -> dict | list:
+    """OpenAI chat (a body or a list of messages) -> a Responses request: a leading system
+    message as ``instructions``, the messages as ``input`` items (:func:`items_of`), the
+    parameters in Responses' form (:func:`hermesctx.formats.params.chat_to_responses`). Messages
+    alone (what a bare list of items is read into) are written as a bare list of items."""
+    if isinstance(doc, list) or list(doc) == ["messages"]:
+        messages = doc if isinstance(doc, list) else doc["messages"]
+        return list(items_of(params.legacy_functions(messages or [], lost), lost))
+    messages = params.legacy_functions(doc.get("messages") or [], lost)
+    out = params.chat_to_responses({k: v for k, v in doc.items() if k != "messages"}, lost)
+    first = messages[0] if messages else None
+    if isinstance(first, dict) and first.get("role") in ("system", "developer") \
+            and isinstance(first.get("content"), str) and "instructions" not in out:
+        out["instructions"] = first["content"]
+        messages = messages[1:]
+    out["input"] = list(items_of(messages, lost))
     return out

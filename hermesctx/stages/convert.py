@@ -273,7 +273,7 @@ def _convert_log(env, sink, log: formats.LogStream, target: str, verbose: bool, 
     def tail() -> dict:  # the log's model only into its own provider's body (or --model's)
         found = log.tail()
         ours = PROVIDER.get(target)
-        if "model" in found and model is None and ours and ours != PROVIDER[log.format]:
+        if "model" in found and model is None and ours and ours != PROVIDER.get(log.format):
             found = {k: v for k, v in found.items() if k != "model"}
             lost[params.MODEL_LOST] = 1
         return request_keys(found, target, model, max_tokens)

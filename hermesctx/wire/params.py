@@ -20,3 +20,12 @@ ANTHROPIC = frozenset({
 # ... and the beta MessageCreateParams' own keys (sent with an `anthropic-beta` header): kept by
 # the send path, reported by the rules as a risk (a 400 without the header)
 ANTHROPIC_BETA = frozenset({"mcp_servers", "context_management", "output_format", "betas"})
+
+# the Responses API's CreateResponse body (OpenAI API reference, POST /responses; server-side
+# compaction's context_management: https://developers.openai.com/api/docs/guides/compaction)
+RESPONSES = frozenset({
+    "background", "context_management", "conversation", "include", "input", "instructions",
+    "max_output_tokens", "max_tool_calls", "metadata", "model", "parallel_tool_calls",
+    "previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_retention", "reasoning",
+    "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
+    "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user"})

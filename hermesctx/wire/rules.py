@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 OPENAI = "openai"
 ANTHROPIC = "anthropic"
+RESPONSES = "responses"  # a Responses request, checked in the chat form it is read into
 TARGETS = (OPENAI, ANTHROPIC)
 
 REJECT, RISK, INFO = "reject", "risk", "info"
@@ -44,6 +45,7 @@ RULES: dict[str, str] = {
     "OA-EXTRA-KEY": RISK,
     "OA-CACHE-MAX4": RISK,
     "OA-TOOL-DUP-ID": RISK,
+    "OA-COMPACTION": REJECT,
     "AN-SCHEMA": REJECT,
     "AN-EMPTY-CONTENT": REJECT,
     "AN-EMPTY-TEXT": REJECT,
@@ -205,7 +207,7 @@ def check(doc: Any, target: str | None = None, *, strict: bool = False,
     if target == ANTHROPIC:
         _check_anthropic(doc, sink, reference)
     else:
-        _check_openai(doc, sink)
+        _check_openai(doc, sink, responses=target == RESPONSES)
     _check_request(doc, target, sink)
     return sink.in_order()
 
@@ -213,6 +215,9 @@ def check(doc: Any, target: str | None = None, *, strict: bool = False,
 def _check_request(doc: Any, target: str, sink: _Sink) -> None:
     """The tool definitions, then the whole body against the provider's published request
     schema (loaded only for a body with parameters: :func:`hermesctx.wire.schema.needed`)."""
+    if target == RESPONSES:  # (its tools in chat's form; no published schema checked here)
+        tooldefs.check(doc, OPENAI, sink)
+        return
     tooldefs.check(doc, target, sink)
     from hermesctx.wire import schema
 
@@ -311,11 +316,13 @@ def _oa_extra(sink: _Sink, path: str, key: Any) -> None:
              f"Additional properties are not allowed ('{key}' was unexpected) - '{path}'")
 
 
-def _check_openai(doc: Any, sink: _Sink) -> None:
+def _check_openai(doc: Any, sink: _Sink, *, responses: bool = False) -> None:
+    """``responses``: a Responses request read into chat's form (its own parameters and its
+    ``compaction`` items allowed)."""
     messages, body = _messages(doc)
     if body is not None:
         for key in body:
-            if key not in OPENAI_REQUEST_PARAMS:
+            if key not in OPENAI_REQUEST_PARAMS and not (responses and key in params.RESPONSES):
                 sink.add(str(key), "OA-UNKNOWN-PARAM", f"Unrecognized request argument supplied: {key}")
         if "model" not in body:
             sink.add("model", "OA-SCHEMA", "Missing required parameter: 'model'.", INFO)
@@ -355,7 +362,7 @@ def _check_openai(doc: Any, sink: _Sink) -> None:
         if "name" in msg and not isinstance(msg["name"], str) and role != "tool":
             _oa_type(sink, f"{path}.name", "a string", msg["name"])
         if "content" in msg:
-            cache_marks += _oa_content(sink, path, role, msg["content"])
+            cache_marks += _oa_content(sink, path, role, msg["content"], responses)
         if role == "tool" and "tool_call_id" in msg and not isinstance(msg["tool_call_id"], str):
             _oa_type(sink, f"{path}.tool_call_id", "a string", msg["tool_call_id"])
         if role == "assistant":
@@ -367,7 +374,7 @@ def _check_openai(doc: Any, sink: _Sink) -> None:
         _openai_pairing(messages, sink)
 
 
-def _oa_content(sink: _Sink, path: str, role: str, content: Any) -> int:
+def _oa_content(sink: _Sink, path: str, role: str, content: Any, responses: bool = False) -> int:
     """Check a message's content; return the number of cache_control marks on its parts."""
     cpath = f"{path}.content"
     if isinstance(content, str):
@@ -400,6 +407,9 @@ def _oa_content(sink: _Sink, path: str, role: str, content: Any) -> int:
         if "type" not in part:
             _oa_missing(sink, f"{ppath}.type")
             continue
+        if kind == "compaction" and "encrypted_content" in part:
+            _compaction_item(sink, ppath, part, responses and role == "assistant")
+            continue
         if not isinstance(kind, str) or kind not in allowed:
             _oa_value(sink, f"{ppath}.type", kind, ", ".join(f"'{t}'" for t in allowed))
             continue
@@ -412,6 +422,34 @@ def _oa_content(sink: _Sink, path: str, role: str, content: Any) -> int:
                 _oa_missing(sink, f"{ppath}.{key}")
         _oa_part_value(sink, ppath, kind, part)
     return marks
+
+
+# a Responses compaction item's keys: CompactionSummaryItemParam (id, type, encrypted_content)
+# and, as the API returns it (CompactionBody), created_by
+_COMPACTION_KEYS = ("type", "id", "encrypted_content", "created_by")
+
+
+def _compaction_item(sink: _Sink, path: str, item: dict, allowed: bool) -> None:
+    """OA-COMPACTION: a Responses ``compaction`` item, what server-side compaction
+    (``context_management`` with ``compact_threshold``) or ``POST /responses/compact`` returns
+    (https://developers.openai.com/api/docs/guides/compaction; API reference: the
+    ``compaction`` input item, ``{"type": "compaction", "id": str | null, "encrypted_content":
+    str}``): opaque, passed back unchanged in a Responses request's ``input`` (the items before
+    it may be dropped); Chat Completions takes none (read from a Responses request, it is kept
+    alone in an assistant message's content)."""
+    if not allowed:
+        sink.add(path, "OA-COMPACTION", "a Responses `compaction` item (encrypted_content) is sent "
+                 "only in a Responses request's input, never in chat messages or another provider's")
+        return
+    for key in item:
+        if key not in _COMPACTION_KEYS:
+            sink.add(path, "OA-COMPACTION", f"Unknown parameter: '{path}.{key}'.")
+    if not isinstance(item.get("encrypted_content"), str):
+        sink.add(path, "OA-COMPACTION", f"Invalid type for '{path}.encrypted_content': expected a "
+                 f"string, but got {_type_name(item.get('encrypted_content'))} instead.")
+    if item.get("id") is not None and not isinstance(item["id"], str):
+        sink.add(path, "OA-COMPACTION", f"Invalid type for '{path}.id': expected a string, but got "
+                 f"{_type_name(item['id'])} instead.")
 
 
 def _oa_part_value(sink: _Sink, ppath: str, kind: str, part: dict) -> None:

@@ -330,6 +330,8 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
         return prev
     if not all(isinstance(m.get("tool_calls") or [], (list, str, dict)) for m in (prev, msg)):
         return None  # (--lenient input: calls Hermes could not join are not merged)
+    if _holds_opaque(prev) or _holds_opaque(msg):
+        return None  # (a Responses compaction item is never merged with anything)
     out = dict(prev)
     calls = list(prev.get("tool_calls") or [])
     new_calls = list(msg.get("tool_calls") or [])
@@ -343,6 +345,14 @@ def _merge_assistant(prev: dict, msg: dict) -> dict:
     if not prev.get("reasoning_content") and msg.get("reasoning_content"):
         out["reasoning_content"] = msg["reasoning_content"]
     return out
+
+
+def _holds_opaque(msg: dict) -> bool:
+    """Whether an assistant message holds a Responses ``compaction`` item (kept alone in it)."""
+    from hermesctx.messages import opaque_compaction
+
+    content = msg.get("content")
+    return isinstance(content, list) and any(map(opaque_compaction, content))
 
 
 def _empty_assistant(msg: dict) -> bool:

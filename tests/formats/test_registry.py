@@ -399,7 +399,9 @@ def test_every_format_module_has_the_same_face():
         assert isinstance(mod.PLAIN, bool) and isinstance(mod.LOG, bool)
         assert callable(mod.detect) and callable(mod.read)
         assert hasattr(mod, "Reader") == mod.LOG
-        assert hasattr(mod, "write") == hasattr(mod, "stream") == (name in formats.TARGETS)
+        assert hasattr(mod, "write") == (name in formats.WRITTEN)
+        assert hasattr(mod, "stream") == (name in formats.TARGETS)  # (--to writes a log too)
     assert formats.TARGETS == ("openai", "anthropic", "sharegpt")
-    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run")
+    assert formats.WRITTEN == ("openai", "anthropic", "responses", "sharegpt")  # Responses: its own input
+    assert formats.LOG_FORMATS == ("claude-code", "codex", "opencode-run", "copilot")
     assert set(formats.PLAIN) == {"openai", "anthropic"}

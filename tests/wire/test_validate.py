@@ -128,6 +128,11 @@ CASES = {
                              {"role": "user", "content": "go on"}),
                       an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{"type": "compaction", "content": "Summary."}]},
                          {"role": "user", "content": "go on"}), None),
+    # a Responses request read into chat's form: its compaction item alone in an assistant message
+    "OA-COMPACTION": ("responses", oa(USER, {"role": "assistant", "content": [
+                          {"type": "compaction", "id": "cmp_1", "encrypted_content": None}]}, USER),
+                      oa(USER, {"role": "assistant", "content": [
+                          {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAA"}]}, USER), None),
     # tool definitions and tool_choice (hermesctx.wire.tooldefs)
     "OA-TOOLDEF-NAME": (OA, oa(USER, tools=[fn("read file")]), oa(USER, tools=[fn("read_file")]), None),
     "OA-TOOLDEF-SCHEMA": (OA, oa(USER, tools=[fn("f", {"anyOf": [{"type": "object"}]})]),

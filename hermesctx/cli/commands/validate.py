@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 PARAMS = (
     *INPUT, *KEEP_GOING_FILES,
-    Param(("--target",), "target", "The API the body is for (default: the document's own format; logs, "
-          "Responses items and ShareGPT are read to OpenAI).", kind="choice", choices=("openai", "anthropic"),
+    Param(("--target",), "target", "The API the body is for (default: the document's own format, a Responses "
+          "request checked in the chat form it is read into; logs and ShareGPT are read to OpenAI).", kind="choice", choices=("openai", "anthropic"),
           default=None),
     flag("--strict", "strict", "Count the `risk` rules too (rejected by some models or gateways only)."),
     Param(("--format",), "out_format", "json: one JSON object per problem on stdout (JSON Lines), for CI.",

@@ -18,20 +18,20 @@ _hermesctx() {
             --encoding) COMPREPLY=($(compgen -W "o200k_base cl100k_base" -- "$cur")); return;;
             --format) COMPREPLY=($(compgen -W "json jsonl table csv" -- "$cur")); return;;
             --sort) COMPREPLY=($(compgen -W "tokens cost pressure" -- "$cur")); return;;
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --method --encoding --usage --per-message --format --sort --tee --check --forecast --from --include-sidechains --all-segments --lenient --pretty --keep-going --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "prune")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --protect-last-n --tail-tokens --dry-run --clear-thinking --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --threshold --target-ratio --budget-rules --max-tokens --config --help";;
     "sanitize")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --stub --check --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --help";;
@@ -39,12 +39,12 @@ _hermesctx() {
         case "$prev" in
             --target) COMPREPLY=($(compgen -W "openai anthropic" -- "$cur")); return;;
             --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return;;
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --keep-going --target --strict --format --reference --from --include-sidechains --all-segments --lenient --help";;
     "compress")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --budget-rules) COMPREPLY=($(compgen -W "documented hermes-0.19" -- "$cur")); return;;
         esac
@@ -52,7 +52,7 @@ _hermesctx() {
     "cache-mark")
         case "$prev" in
             --strategy) COMPREPLY=($(compgen -W "system_and_3 none" -- "$cur")); return;;
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --ttl --strategy --native-anthropic --model --check --against --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --config --help";;
@@ -69,7 +69,7 @@ _hermesctx() {
         words="--compare --min-gain --min-saving-usd --ttl --summary-model --clear-thinking --format --progress --no-progress --config --help";;
     "spill")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --dir --result-threshold --turn-budget --restore --dry-run --strict --from --include-sidechains --all-segments --lenient --to --pretty --in-place --backup --report --keep-going --skip-bad --model --context-length --provider --config --help";;
@@ -81,13 +81,13 @@ _hermesctx() {
         words="--target-max-tokens --summary-target-tokens --protect-first --protect-last-turns --notice --no-notice --notice-text --entry-metrics --no-entry-metrics --metrics --encoding --summarizer --summary-model --base-url --api-key --timeout --max-retries --retry-delay --concurrency --config --help";;
     "convert")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --keep-going --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help";;
     "run")
         case "$prev" in
-            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
+            --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
         words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
