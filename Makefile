@@ -76,7 +76,7 @@ eval-archive: venv
 	$(BIN)/python eval/archive.py --dir $(or $(EVAL_DIR),$(REALLOGS)) $(EVAL_ARGS)
 
 fuzz: venv
-	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz
+	$(BIN)/python -m pytest tests/cli/test_fuzz.py --hypothesis-profile fuzz
 
 # generated from the command tree and shipped in the package (`hermesctx man`, `hermesctx
 # completion`, the quick --help); tests fail when they are stale
