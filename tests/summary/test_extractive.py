@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import assistant, call, tool
 from conftest import FIXTURES, load_example
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from hermesctx.stages.compress import compress, compress_messages
 from hermesctx.summary import SummaryRequest
 from hermesctx.summary.drops import drop_ledger, explain
 from hermesctx.summary.extractive import ExtractiveSummarizer
-from hermesctx.summary.ledger import extract, one_line, tool_kind
+from hermesctx.summary.ledger import extract, one_line
 from hermesctx.summary.prompt import SECTIONS, SNAPSHOT_CHARS, task_snapshot
 from hermesctx.summary.text import is_summary_content, with_summary_prefix
 
@@ -38,153 +39,17 @@ def section(text, heading):
     return body.split("\n\n## ", 1)[0]
 
 
-def call(cid, name, args):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-
-
-def turn(*calls, text=""):
-    return {"role": "assistant", "content": text, "tool_calls": list(calls)}
-
-
-def result(cid, content):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
-
-
-def test_ops_session_facts():
-    out = summarize(OPS[1:15])
-    for fact in [
-        "User asked (deterministic, from compacted turns): 'Which test failed, and can you open a ticket for it?'",
-        "1. RUN `kubectl logs deploy/api-gateway -n staging --tail 50` — failed (exit 1)",
-        "- `kubectl logs deploy/api-gateway -n staging --tail 50` — exit 1: FATAL: password authentication failed",
-        "- `deploy/staging/values.yaml` — modified (1 reads, 1 edits); last change added: urlFromSecret: gw-db-url",
-        "- `notes/ticket-draft.md` — created",
-        "Latest test result: 11 passed, 1 failed, 12 total",
-        "https://wiki.example.com/runbooks/db-rotation",
-        "- Never restart the prod cluster.",
-        "- I decided to read it from the secret instead of hardcoding it.",
-    ]:
-        assert fact in out, fact
-    assert "oldpass" not in out and "Zq8!rotated" not in out  # secrets in the middle never reach the summary
-
-
-def test_all_thirteen_sections_in_order():
-    out = summarize(OPS[1:15])
-    positions = [out.index(heading + "\n") for heading, _ in SECTIONS]
-    assert positions == sorted(positions) and len(positions) == 13
-
-
-def test_questions_answered_or_pending():
-    turns = [{"role": "user", "content": "Fix the canary deploy."},
-             {"role": "user", "content": "Does staging use TLS?"},
-             {"role": "assistant", "content": "Yes, via cert-manager."},
-             {"role": "user", "content": "And what about the canary? Keep going with the fix."},
-             {"role": "user", "content": "Run the tests."}]
-    out = summarize(turns)
-    assert section(out, "## Goal") == "Fix the canary deploy."
-    assert section(out, "## Resolved Questions") == "- Does staging use TLS?"
-    assert "And what about the canary?" in section(out, SECTIONS[9][0])
-    assert "'Run the tests.'" in section(out, SECTIONS[0][0])
-
-
-def test_every_agents_edit_tools_leave_the_last_change():
-    turns = [
-        {"role": "user", "content": "refactor the loader"},
-        turn(call("a", "Edit", {"file_path": "/r/src/a.py", "old_string": "x = 1", "new_string": "x = 2"}),
-             call("b", "MultiEdit", {"file_path": "/r/src/b.py",
-                                     "edits": [{"old_string": "p", "new_string": "q"},
-                                               {"old_string": "old()", "new_string": "new()"}]}),
-             call("c", "Write", {"file_path": "/r/src/c.py", "content": "one\ntwo\n"})),
-        result("a", "ok"), result("b", "Applied 2 edits"), result("c", "File created successfully"),
-        turn(call("d", "apply_patch", {"input": "*** Begin Patch\n*** Update File: /r/src/d.py\n@@\n-keep = False\n"
-                                                "+keep = True\n*** End Patch"})),
-        result("d", '{"output":"Success. Updated the following files:\\nM /r/src/d.py\\n","metadata":{"exit_code":0}}'),
-        turn(call("e", "str_replace_editor", {"command": "str_replace", "path": "/r/src/e.py",
-                                              "old_str": "a + b", "new_str": "a - b"}),
-             call("f", "str_replace_editor", {"command": "view", "path": "/r/README.md"})),
-        result("e", "edited"), result("f", "# readme"),
-        turn(call("g", "shell", {"command": ["bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n"
-                                             "*** Add File: /r/src/new.py\n+print('hi')\n*** End Patch\nEOF"]})),
-        result("g", '{"output":"Done","metadata":{"exit_code":0}}'),
-    ]
-    out = section(summarize(turns), "## Relevant Files")
-    for fact in ["`src/a.py` — modified (1 edits); last change added: x = 2",
-                 "`src/b.py` — modified (1 edits); last change added: q ⏎ new()",
-                 "`src/c.py` — created", "`src/d.py` — modified (1 edits); last change added: keep = True",
-                 "`src/e.py` — modified (1 edits); last change added: a - b", "`README.md` — read (1 reads)",
-                 "`src/new.py` — created (1 edits); last change added: print('hi')"]:
-        assert fact in out, fact
-    assert tool_kind("mcp__fs__read_file", {}) == "read" and tool_kind("TodoWrite", {}) == "todo"
-    assert tool_kind("Task", {}) == "delegate" and tool_kind("exec_command", {}) == "run"
-
-
-def test_in_text_commands_count_as_runs():
-    turns = [{"role": "user", "content": "Please solve this issue: division by zero"},
-             {"role": "assistant", "content": "Look first.\n\n```mswea_bash_command\ncat src/calc.py\n```"},
-             {"role": "user", "content": "<returncode>1</returncode>\n<output>\ncat: src/calc.py: No such file or "
-                                         "directory\n</output>"},
-             {"role": "assistant", "content": "Retry.\n\n```bash\ncat lib/calc.py\n```"},
-             {"role": "user", "content": "<returncode>0</returncode>\n<output>\ndef div(a, b): return a / b\n</output>"}]
-    led = extract(turns)
-    assert list(led.commands) == ["cat src/calc.py", "cat lib/calc.py"]
-    assert not led.commands["cat src/calc.py"].ok and led.commands["cat lib/calc.py"].ok
-    assert [a for _, a, _ in led.asks] == ["Please solve this issue: division by zero"]  # outputs are no asks
-    assert "No such file or directory" in led.errors["cat src/calc.py"].text
-
-
-def test_results_pair_inside_their_group_even_when_ids_repeat():
-    turns = [{"role": "user", "content": "go"},
-             turn(call("t1", "Bash", {"command": "make build"})), result("t1", "Exit code 2\nmake: *** [all] Error 2"),
-             turn(call("t1", "Bash", {"command": "make test"})), result("t1", "Exit code 0\n12 passed"),
-             turn(call("x", "Bash", {"command": "make lint"}), call("y", "Bash", {"command": "make docs"})),
-             result("other-1", "Exit code 0"), result("other-2", "Exit code 3\nError: docs broken")]
-    led = extract(turns)
-    assert not led.commands["make build"].ok and led.commands["make test"].ok
-    assert led.commands["make lint"].ok and not led.commands["make docs"].ok  # by position when ids do not match
-
-
-def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
-    turns = [{"role": "user", "content": "tests please"},
-             turn(call("r", "Read", {"file_path": "/r/errors.py"})),
-             result("r", "class ValidationError(Exception):\n    '''raised when parsing failed'''"),
-             turn(call("p", "Bash", {"command": "pytest -q"})),
-             result("p", "Exit code 1\nE   AssertionError: 3 != 4\n1 failed, 9 passed"),
-             turn(call("q", "Bash", {"command": "pytest -q"})), result("q", "10 passed in 0.2s"),
-             turn(call("s", "Bash", {"command": "npm run build"})),
-             result("s", "<tool_use_error>Command timed out after 2m</tool_use_error>")]
-    out = summarize(turns)
-    assert "ValidationError" not in out  # a file's contents are no error
-    assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
-    assert section(out, "## Blocked") == "- `npm run build` — Command timed out after 2m"
-    assert "RUN `pytest -q` — ok: `10 passed in 0.2s` (2 runs)" in out
-    assert "TRIED `pytest -q` — failed with `E AssertionError: 3 != 4` → then worked: `10 passed in 0.2s`" in out
-
-
-def test_injected_text_is_no_ask_and_a_foreign_summary_merges():
-    turns = [{"role": "user", "content": "This session is being continued from a previous conversation that ran out "
-                                         "of context. The conversation is summarized below:\nWe migrated db.py."},
-             {"role": "user", "content": "<task-notification><task-id>1</task-id>done</task-notification>"},
-             {"role": "user", "content": "Caveat: The messages below were generated by the user while running local "
-                                         "commands."},
-             {"role": "user", "content": "<system-reminder>be brief</system-reminder>"},
-             {"role": "user", "content": "Now add the index on users.email"},
-             {"role": "assistant", "content": "Adding it."}]
-    out = summarize(turns)
-    assert section(out, "## Goal") == "Now add the index on users.email"
-    assert "task-notification" not in out and "Caveat" not in out and "be brief" not in out
-    assert "Earlier summary: This session is being continued" in out and "We migrated db.py." in out
-
-
 def _long_session(n=60):
     turns = [{"role": "user", "content": "Port the parser to the new AST and keep the tests green."}]
     for k in range(n):
-        turns += [turn(call(f"r{k}", "Read", {"file_path": f"/repo/src/mod{k}.py"}),
-                       call(f"e{k}", "Edit", {"file_path": f"/repo/src/mod{k}.py", "old_string": f"old_{k}()" * 5,
-                                              "new_string": f"new_{k}()" * 5}),
-                       call(f"g{k}", "Grep", {"pattern": f"symbol_{k}_" + "x" * 40}),
-                       call(f"b{k}", "Bash", {"command": f"pytest tests/test_mod{k}.py -q"}),
-                       text=f"Because mod{k} shares the visitor, I'll use the generic walker for mod{k}."),
-                  result(f"r{k}", "line\n" * 50), result(f"e{k}", "ok"), result(f"g{k}", "hits"),
-                  result(f"b{k}", f"Exit code 1\nE   NameError: name 'walk_{k}' is not defined\n1 failed"
+        turns += [assistant(f"Because mod{k} shares the visitor, I'll use the generic walker for mod{k}.",
+                            call(f"r{k}", "Read", {"file_path": f"/repo/src/mod{k}.py"}),
+                            call(f"e{k}", "Edit", {"file_path": f"/repo/src/mod{k}.py",
+                                                   "old_string": f"old_{k}()" * 5, "new_string": f"new_{k}()" * 5}),
+                            call(f"g{k}", "Grep", {"pattern": f"symbol_{k}_" + "x" * 40}),
+                            call(f"b{k}", "Bash", {"command": f"pytest tests/test_mod{k}.py -q"})),
+                  tool(f"r{k}", "line\n" * 50), tool(f"e{k}", "ok"), tool(f"g{k}", "hits"),
+                  tool(f"b{k}", f"Exit code 1\nE   NameError: name 'walk_{k}' is not defined\n1 failed"
                          if k % 3 == 0 else "5 passed")]
     return turns
 
@@ -289,12 +154,12 @@ def test_any_transcript_stays_within_budget_and_the_task_is_the_snapshot(seed, l
 
 
 def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succeeds_later():
-    first = [{"role": "user", "content": "build it"}, turn(call("a", "Bash", {"command": "make build"})),
-             result("a", "Exit code 2\nError: missing header foo.h")]
+    first = [{"role": "user", "content": "build it"}, assistant("", call("a", "Bash", {"command": "make build"})),
+             tool("a", "Exit code 2\nError: missing header foo.h")]
     previous = summarize(first)
     assert section(previous, "## Blocked") == "- `make build` — exit 2: Error: missing header foo.h"
-    second = [{"role": "user", "content": "retry"}, turn(call("b", "Bash", {"command": "make build"})),
-              result("b", "Exit code 0")]
+    second = [{"role": "user", "content": "retry"}, assistant("", call("b", "Bash", {"command": "make build"})),
+              tool("b", "Exit code 0")]
     out = summarize(second, previous)
     assert section(out, "## Blocked") == "None."
     assert "- Resolved error: `make build` — exit 2: Error: missing header foo.h" in section(out, "## Critical Context")
@@ -315,9 +180,9 @@ def test_eval_on_the_fixtures_keeps_its_figures(capsys):
 
 def test_a_file_named_absolute_and_relative_is_one_entry():
     turns = [{"role": "user", "content": "pin numpy"},
-             turn(call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
-                                     "new_string": "numpy==2.1"})), result("a", "updated"),
-             turn(call("b", "Bash", {"command": "pip install -r requirements.txt"})), result("b", "Exit code 0")]
+             assistant("", call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
+                                     "new_string": "numpy==2.1"})), tool("a", "updated"),
+             assistant("", call("b", "Bash", {"command": "pip install -r requirements.txt"})), tool("b", "Exit code 0")]
     files = section(summarize(turns), "## Relevant Files")
     assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
                      "last change added: numpy==2.1")
@@ -340,8 +205,8 @@ def _slash_session(ask, tail_ask="Tag it once the table is all pass."):
         turns.append({"role": "user", "content": ask})
         for step in range(1, 7):
             cid = f"c{k}{step}"
-            turns += [turn(call(cid, "Bash", {"command": f"make check-{step} VERSION=2.4.0 # round {k}"})),
-                      result(cid, f"Exit code {2 if step == 3 and k == 0 else 0}\n" + '{"STATUS": "pass"}' * 40)]
+            turns += [assistant("", call(cid, "Bash", {"command": f"make check-{step} VERSION=2.4.0 # round {k}"})),
+                      tool(cid, f"Exit code {2 if step == 3 and k == 0 else 0}\n" + '{"STATUS": "pass"}' * 40)]
     return turns + [{"role": "assistant", "content": "All six checks pass."},
                     {"role": "user", "content": tail_ask}, {"role": "assistant", "content": "Tagging."}]
 
@@ -394,15 +259,15 @@ def test_the_previous_latest_ask_is_an_earlier_ask_in_the_next_round():
     assert "Latest ask, verbatim" not in pending and "- " + one_line(ask, 400) in pending.splitlines()
     same = summarize([{"role": "user", "content": ask}], first, budget=3000)
     assert " ".join(same.split()).count(" ".join(ask.split())) == 1  # asked again: said once
-    quiet = summarize([turn(call("z", "Bash", {"command": "git tag v2.4.0"})), result("z", "Exit code 0")], first,
+    quiet = summarize([assistant("", call("z", "Bash", {"command": "git tag v2.4.0"})), tool("z", "Exit code 0")], first,
                       budget=3000)
     assert "- Latest ask, verbatim: " + " ".join(ask.split()) in quiet  # no new ask: still the latest, whole
 
 
 def test_a_path_with_brackets_is_never_cut_and_a_short_reply_is_no_goal():
     turns = [{"role": "user", "content": "2"},
-             turn(call("a", "Bash", {"command": "cat app/api/trips/[id]/share-link/route.ts"})),
-             result("a", "export async function POST() {}"),
+             assistant("", call("a", "Bash", {"command": "cat app/api/trips/[id]/share-link/route.ts"})),
+             tool("a", "export async function POST() {}"),
              {"role": "user", "content": "*workflow-init"},
              {"role": "assistant", "content": "Initialised."},
              {"role": "user", "content": "Make the share link expire after seven days."}]
@@ -413,16 +278,16 @@ def test_a_path_with_brackets_is_never_cut_and_a_short_reply_is_no_goal():
 
 def test_failed_edits_leave_the_last_successful_change_and_outcomes_are_verbatim():
     turns = [{"role": "user", "content": "fix the timeout handling in the client"},
-             turn(call("a", "Edit", {"file_path": "src/client.py", "old_string": "timeout=5", "new_string": "timeout=30"})),
-             result("a", "ok"),
-             turn(call("b", "Edit", {"file_path": "src/client.py", "old_string": "retries=1", "new_string": "retries=9"})),
+             assistant("", call("a", "Edit", {"file_path": "src/client.py", "old_string": "timeout=5", "new_string": "timeout=30"})),
+             tool("a", "ok"),
+             assistant("", call("b", "Edit", {"file_path": "src/client.py", "old_string": "retries=1", "new_string": "retries=9"})),
              {"role": "tool", "tool_call_id": "b", "content": "<tool_use_error>String to replace not found in file.</tool_use_error>",
               "is_error": True},
-             turn(call("c", "Bash", {"command": "npm run build"})),
-             result("c", "Exit code 2\nsrc/client.ts(4,1): error TS2304: Cannot find name 'fetchx'."),
-             turn(call("d", "Bash", {"command": "npm run build"})),
-             result("d", "Compiled successfully in 2.1s\n3 files changed"),
-             turn(call("e", "Read", {"file_path": "config.json"})), result("e", '{\n  "timeout": 15000,\n  "retries": 3\n}'),
+             assistant("", call("c", "Bash", {"command": "npm run build"})),
+             tool("c", "Exit code 2\nsrc/client.ts(4,1): error TS2304: Cannot find name 'fetchx'."),
+             assistant("", call("d", "Bash", {"command": "npm run build"})),
+             tool("d", "Compiled successfully in 2.1s\n3 files changed"),
+             assistant("", call("e", "Read", {"file_path": "config.json"})), tool("e", '{\n  "timeout": 15000,\n  "retries": 3\n}'),
              {"role": "assistant", "content": "The issue is that the client ignores the config because it reads "
                                               "timeout before load(). I'll set 15000 from config.json."}]
     out = summarize(turns)
