@@ -124,7 +124,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    return write_files(generate(), argv[0] if argv else "hermesctx/data/completions")
+    return write_files(generate(), argv[0] if argv else "completions")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    return write_files(generate(), argv[0] if argv else "hermesctx/data/man")
+    return write_files(generate(), argv[0] if argv else "man")
 
 
 if __name__ == "__main__":

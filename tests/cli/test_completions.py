@@ -11,7 +11,7 @@ from hermesctx.tools import gen_completions
 from hermesctx.tools._tree import tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DIR = os.path.join(ROOT, "hermesctx", "data", "completions")
+DIR = os.path.join(ROOT, "completions")
 
 
 def test_completions_are_up_to_date():
@@ -20,7 +20,7 @@ def test_completions_are_up_to_date():
         "run `make completions`"
     for name, text in fresh.items():
         with open(os.path.join(DIR, name), encoding="utf-8") as handle:
-            assert handle.read() == text, f"hermesctx/data/completions/{name} is stale: run `make completions`"
+            assert handle.read() == text, f"completions/{name} is stale: run `make completions`"
 
 
 def test_every_command_and_long_option_is_in_every_script():
