@@ -76,15 +76,17 @@ eval-archive: venv
 	$(BIN)/python eval/archive.py --dir $(or $(EVAL_DIR),$(REALLOGS)) $(EVAL_ARGS)
 
 fuzz: venv
-	$(BIN)/python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz
+	$(BIN)/python -m pytest tests/cli/test_fuzz.py --hypothesis-profile fuzz
 
-# generated from the command tree and shipped in the package (`hermesctx man`, `hermesctx
-# completion`, the quick --help); tests fail when they are stale
+# generated from the command tree into completions/ and man/ at the top of the repository, the one
+# copy: hermesctx/data/completions and hermesctx/data/man are symlinks to them, so the editable
+# install reads them there and a wheel (pipx, uv tool) carries them as package data (`hermesctx man`,
+# `hermesctx completion`); tests fail when they are stale
 completions: venv help-data
-	$(BIN)/python -m hermesctx.tools.gen_completions hermesctx/data/completions
+	$(BIN)/python -m hermesctx.tools.gen_completions completions
 
 man: venv help-data
-	$(BIN)/python -m hermesctx.tools.gen_man hermesctx/data/man
+	$(BIN)/python -m hermesctx.tools.gen_man man
 
 help-data: venv
 	$(BIN)/python -m hermesctx.tools.gen_help hermesctx/data/help.txt

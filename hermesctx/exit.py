@@ -19,8 +19,26 @@ class ExitStatus:
     TERMINATED = 143  # SIGTERM, 128 + 15 (temp files removed, as on Ctrl-C)
 
 
-EXIT_STATUS_HELP = (
-    "Exit status: 0 ok; 1 a --check found problems; 2 usage error; 3 bad input; "
-    "4 provider or plugin failure; 5 file I/O error; 70 internal error; 75 a --jobs worker died; "
-    "130 interrupted; 141 stdout closed; 143 terminated (SIGTERM)."
+# The one table of what each status means: the --help epilog, the man pages' EXIT STATUS and the
+# README's table (checked by tests/cli/test_docs.py) are all made from it.
+MEANINGS = (
+    (ExitStatus.OK, "ok"),
+    (ExitStatus.CHECK_FAILED, "a --check found problems (config check: an error)"),
+    (ExitStatus.USAGE, "usage error: a bad flag, argument, value or config setting"),
+    (ExitStatus.BAD_INPUT, "bad input: not JSON, not a transcript, or a file --keep-going went past"),
+    (ExitStatus.UPSTREAM, "a provider (summarizer) or a plugin failed, with nothing to fall back on"),
+    (ExitStatus.IO_ERROR, "a file could not be read or written"),
+    (ExitStatus.INTERNAL, "internal error, a bug: rerun with --traceback and report it"),
+    (ExitStatus.WORKER_DIED, "a run --jobs worker died (killed): rerun"),
+    (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); no temp file left behind"),
+    (ExitStatus.BROKEN_PIPE, "stdout closed early (a reader such as head went away)"),
+    (ExitStatus.TERMINATED, "terminated (SIGTERM); no temp file left behind"),
 )
+
+EXIT_STATUS_HELP = "Exit status: " + "; ".join(f"{status} {meaning}" for status, meaning in MEANINGS) + "."
+
+
+def markdown_table() -> str:
+    """The README's table of exit statuses."""
+    rows = [f"| {status} | {meaning} |" for status, meaning in MEANINGS]
+    return "\n".join(["| status | meaning |", "|---|---|", *rows])

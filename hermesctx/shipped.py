@@ -1,5 +1,6 @@
 """The man pages and shell completion scripts shipped inside the package (``data/man``,
-``data/completions``; generated from the command tree by ``make man completions``), so that any
+``data/completions``: symlinks to ``man/`` and ``completions/`` at the top of the repository, which
+``make man completions`` generates from the command tree; a wheel holds copies), so that any
 install (pip, pipx, uv tool) can print or install them: ``hermesctx man``, ``hermesctx completion``."""
 
 from __future__ import annotations

@@ -7,21 +7,10 @@ from __future__ import annotations
 import sys
 
 from hermesctx import __version__
-from hermesctx.exit import ExitStatus
+from hermesctx.exit import MEANINGS
 from hermesctx.tools._tree import Cmd, tree, write_files
 
 DATE = "2026-11"
-_EXIT_MEANING = {
-    ExitStatus.OK: "Success.",
-    ExitStatus.CHECK_FAILED: "A check failed (--check found a problem; config check found an error).",
-    ExitStatus.USAGE: "Usage error: a bad option, value or config setting.",
-    ExitStatus.BAD_INPUT: "Bad input: the input is not JSON or not a transcript; the message names where.",
-    ExitStatus.UPSTREAM: "A provider (summarizer) failed, or a plugin failed to load or raised.",
-    ExitStatus.IO_ERROR: "A file could not be read or written.",
-    ExitStatus.INTERNAL: "Internal error (a bug): rerun with --traceback and report it.",
-    ExitStatus.INTERRUPTED: "Interrupted (Ctrl-C).",
-    ExitStatus.BROKEN_PIPE: "The reader of stdout went away (e.g. | head).",
-}
 ENVIRONMENT = [
     ("HERMESCTX_CONFIG", "Config file to use when --config is not given."),
     ("HERMESCTX_<KEY>", "Any config key, dotted key upper-cased with dots as underscores, e.g. "
@@ -69,8 +58,8 @@ def page(cmd: Cmd, root: Cmd) -> str:
             value = f" \\fI{_esc(opt.metavar)}\\fR" if opt.takes_value and opt.metavar else ""
             out += [".TP", flags + value, _esc(opt.help or "")]
     out.append(".SH EXIT STATUS")
-    for status, meaning in _EXIT_MEANING.items():
-        out += [".TP", f".B {int(status)}", _esc(meaning)]
+    for status, meaning in MEANINGS:
+        out += [".TP", f".B {status}", _esc(meaning[0].upper() + meaning[1:] + ".")]
     out.append(".SH ENVIRONMENT")
     for name, meaning in ENVIRONMENT:
         out += [".TP", f".B {_esc(name)}", _esc(meaning)]
@@ -94,7 +83,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    return write_files(generate(), argv[0] if argv else "hermesctx/data/man")
+    return write_files(generate(), argv[0] if argv else "man")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT, invoke
 
 from hermesctx.cli import COMMANDS, cli
+from hermesctx.exit import EXIT_STATUS_HELP, MEANINGS, markdown_table
 from hermesctx.tools._tree import tree
 
 README = ROOT / "README.md"
@@ -114,6 +115,21 @@ def test_every_command_help_has_examples(name, capsys):
     examples = text.split("Examples:")[1] if "Examples:" in text else ""
     assert f"hermesctx {name}" in examples, f"{name} --help has no Examples block"
     assert "Exit status" in text or "EXIT STATUS" in text.upper()
+
+
+def test_exit_statuses_are_one_table(capsys):
+    """The README's table, every --help epilog and every man page say what exit.MEANINGS says."""
+    from hermesctx.tools import gen_man
+
+    assert markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [int(s) for s, _ in MEANINGS] == sorted({0, 1, 2, 3, 4, 5, 70, 75, 130, 141, 143})
+    result = invoke(["prune", "--help"])  # click prints help to sys.stdout
+    help_text = " ".join((result.stdout.decode() + capsys.readouterr().out).split())
+    assert EXIT_STATUS_HELP in help_text
+    for name, page in gen_man.generate().items():
+        section = page.split(".SH EXIT STATUS\n", 1)[1].split(".SH ", 1)[0]
+        assert [line[3:] for line in section.splitlines() if line.startswith(".B ")] == \
+            [str(s) for s, _ in MEANINGS], name
 
 
 def test_every_listed_command_is_built_or_pending():

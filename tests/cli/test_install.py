@@ -74,8 +74,21 @@ def test_every_shipped_data_file_is_declared_as_package_data():
     root = Path(__file__).resolve().parents[2]
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["hermesctx"]
     data = root / "hermesctx" / "data"
-    files = [p.relative_to(root / "hermesctx").as_posix() for p in data.rglob("*") if p.is_file()
-             and "__pycache__" not in p.parts]
+    files = [(Path(folder) / name).relative_to(root / "hermesctx").as_posix()  # through the symlinks
+             for folder, _, names in os.walk(data, followlinks=True) for name in names
+             if "__pycache__" not in folder]
     assert {"data/help.txt", "data/pricing.json", "data/pricing-library.json", "data/man/hermesctx.1",
             "data/completions/_hermesctx"} <= set(files)
     assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
+
+
+@pytest.mark.parametrize("kind", ["man", "completions"])
+def test_the_top_level_folders_are_the_one_copy_the_package_ships(kind):
+    """completions/ and man/ at the top are the generated files; the package's data/ reaches them
+    through a symlink (an editable install reads them there, a wheel build copies them in)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    link = root / "hermesctx" / "data" / kind
+    assert link.is_symlink() and link.resolve() == (root / kind).resolve()
+    assert sorted(p.name for p in link.iterdir()) == sorted(p.name for p in (root / kind).iterdir())

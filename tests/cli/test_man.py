@@ -12,7 +12,7 @@ from hermesctx.tools import gen_man
 from hermesctx.tools._tree import tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DIR = os.path.join(ROOT, "hermesctx", "data", "man")
+DIR = os.path.join(ROOT, "man")
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES")
 
 
@@ -21,7 +21,7 @@ def test_man_pages_are_up_to_date():
     assert sorted(fresh) == sorted(os.listdir(DIR)), "run `make man`"
     for name, text in fresh.items():
         with open(os.path.join(DIR, name), encoding="utf-8") as handle:
-            assert handle.read() == text, f"hermesctx/data/man/{name} is stale: run `make man`"
+            assert handle.read() == text, f"man/{name} is stale: run `make man`"
 
 
 def test_one_page_per_command_with_its_options_and_sections():

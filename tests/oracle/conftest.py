@@ -1,6 +1,6 @@
 """Differential tests compare with Hermes 0.19.0: hermesctx's redactor runs Hermes's rules only
 (HERMESCTX_REDACT=hermes; hermesctx's added forms and kept benign values are tested in
-tests/test_redact.py)."""
+tests/redact/test_redact.py)."""
 
 import pytest
 

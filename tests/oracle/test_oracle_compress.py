@@ -122,7 +122,7 @@ for i, msgs in enumerate(data):
 
 
 def test_redact_matches_hermes():
-    from test_redact import SECRETS, SPEC_TABLE
+    from redact.test_redact import SECRETS, SPEC_TABLE
 
     from hermesctx.redact import redact
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import assistant, call, system, tool, user
 from conftest import invoke, load_example
 from fakeserver import FakeServer, context_length, ok
 
@@ -41,62 +42,48 @@ class Fixed:
         return self.text
 
 
-def S(t="You are Hermes."):
-    return {"role": "system", "content": t}
+LONG = "x" * 1200
 
 
-def U(t):
-    return {"role": "user", "content": t}
-
-
-def A(t="", *calls):
-    msg = {"role": "assistant", "content": t}
-    if calls:
-        msg["tool_calls"] = [{"id": c, "type": "function", "function": {"name": "terminal",
-                                                                         "arguments": json.dumps({"command": f"step {c}"})}}
-                             for c in calls]
-    return msg
-
-
-def T(cid, text="x" * 1200):
-    return {"role": "tool", "tool_call_id": cid, "content": text}
+def step(cid):
+    return call(cid, "terminal", {"command": f"step {cid}"})
 
 
 def chain(k):
     out = []
     for i in range(k):
-        out += [A("", f"c{i}"), T(f"c{i}")]
+        out += [assistant("", step(f"c{i}")), tool(f"c{i}", LONG)]
     return out
 
 
 def test_tail_cut_keeps_the_whole_tool_chain_after_the_last_user():  # spec B3
-    msgs = [S(), U("hello"), A("hi"), U("earlier ask"), A("answered"), U("Run the 6-step migration")] + chain(6) \
-        + [A("Migration finished.")]
+    msgs = [system(), user("hello"), assistant("hi"), user("earlier ask"), assistant("answered"), user("Run the 6-step migration")] + chain(6) \
+        + [assistant("Migration finished.")]
     assert tail_cut(msgs, 4, 680) == 5
 
 
 def test_tail_cut_causal_coupling_and_assistant_anchor():  # spec B4, B5
-    b4 = [S(), U("first"), A("ok"), A("more"), U("Do the long job")] + chain(6) + [A("Job done.")]
+    b4 = [system(), user("first"), assistant("ok"), assistant("more"), user("Do the long job")] + chain(6) + [assistant("Job done.")]
     assert tail_cut(b4, 4, 680) == 7
-    b5 = [S(), U("u"), A("a"), U("u"), A("a"), U("Plan the release"),
-          A("Here is the plan: 1) tag 2) build 3) upload."), U("ok, go ahead")] + chain(5)
+    b5 = [system(), user("u"), assistant("a"), user("u"), assistant("a"), user("Plan the release"),
+          assistant("Here is the plan: 1) tag 2) build 3) upload."), user("ok, go ahead")] + chain(5)
     assert tail_cut(b5, 4, 680) == 6
 
 
 @pytest.mark.parametrize("msgs,start,end,expected", [
-    ([S(), U("1"), A("2"), U("3"), A("4"), U("5"), A("6"), U("7"), A("8"), U("9")], 4, 7, ("assistant", False)),
-    ([S(), U("1"), A("2"), U("3"), A("4"), U("5"), A("6"), U("7"), A("8")], 4, 6, ("assistant", True)),
-    ([U("1"), U("2"), A("3"), U("4"), A("5"), U("6"), A("7"), U("8")], 3, 5, ("user", True)),
+    ([system(), user("1"), assistant("2"), user("3"), assistant("4"), user("5"), assistant("6"), user("7"), assistant("8"), user("9")], 4, 7, ("assistant", False)),
+    ([system(), user("1"), assistant("2"), user("3"), assistant("4"), user("5"), assistant("6"), user("7"), assistant("8")], 4, 6, ("assistant", True)),
+    ([user("1"), user("2"), assistant("3"), user("4"), assistant("5"), user("6"), assistant("7"), user("8")], 3, 5, ("user", True)),
 ])
 def test_summary_role_never_doubles_a_role(msgs, start, end, expected):
     assert summary_role(msgs, start, end) == expected
 
 
 def _long_chat(n=12):
-    msgs = [S()]
+    msgs = [system()]
     for i in range(n):
-        msgs += [U(f"ask {i}: " + "u" * 400), A(f"reply {i}: " + "a" * 400)]
-    return msgs + [U("the latest ask")]
+        msgs += [user(f"ask {i}: " + "u" * 400), assistant(f"reply {i}: " + "a" * 400)]
+    return msgs + [user("the latest ask")]
 
 
 def test_assembly_prefix_marker_note_and_purity():
@@ -124,19 +111,19 @@ def test_assembly_prefix_marker_note_and_purity():
 
 def test_recompression_updates_and_never_stacks():
     first, _ = compress_messages(_long_chat(), summarizer=Fixed("## Goal\nv1"), tail_token_budget=300)
-    grown = first + [A("did it " + "b" * 400)] + sum(([U(f"new {i} " + "n" * 400), A("ok " + "o" * 400)]
-                                                       for i in range(6)), []) + [U("final ask")]
+    grown = first + [assistant("did it " + "b" * 400)] + sum(([user(f"new {i} " + "n" * 400), assistant("ok " + "o" * 400)]
+                                                       for i in range(6)), []) + [user("final ask")]
     summarizer = Fixed("## Goal\nv2")
     second, report = compress_messages(grown, summarizer=summarizer, tail_token_budget=300)
     assert report["previous_summary"] is True
     assert summarizer.requests[0].previous_summary.endswith("## Goal\nv1")
     assert "PREVIOUS SUMMARY:" in summarizer.requests[0].prompt
     assert sum(is_summary_content(m.get("content")) for m in second) == 1
-    assert second[-1] == U("final ask")
+    assert second[-1] == user("final ask")
 
 
 def test_legacy_prefix_is_found_and_replaced():
-    msgs = [S(), {"role": "user", "content": LEGACY_PREFIX + " old body"}] + _long_chat()[1:]
+    msgs = [system(), {"role": "user", "content": LEGACY_PREFIX + " old body"}] + _long_chat()[1:]
     summarizer = Fixed()
     out, report = compress_messages(msgs, summarizer=summarizer, tail_token_budget=300)
     assert summarizer.requests[0].previous_summary == "old body"
@@ -144,15 +131,15 @@ def test_legacy_prefix_is_found_and_replaced():
 
 
 def test_d7_latest_user_never_summarized():
-    msgs = [S(), U("first"), A("ok"), A("more"), U("Do the long job")] + chain(6) + [A("Job done.")]
+    msgs = [system(), user("first"), assistant("ok"), assistant("more"), user("Do the long job")] + chain(6) + [assistant("Job done.")]
     out, report = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=680)
-    assert U("Do the long job") in out
+    assert user("Do the long job") in out
     assert report["latest_user_kept"] == 4
 
 
 @pytest.mark.parametrize("msgs,reason", [
-    ([S(), U("a"), A("b"), U("c")], "too few messages"),
-    ([S(), U("run six echoes"), A("", *[f"e{i}" for i in range(6)])] + [T(f"e{i}") for i in range(6)],
+    ([system(), user("a"), assistant("b"), user("c")], "too few messages"),
+    ([system(), user("run six echoes"), assistant("", *[step(f"e{i}") for i in range(6)])] + [tool(f"e{i}", LONG) for i in range(6)],
      "only tool results after the head"),
 ])
 def test_d7_nothing_compressible_returns_the_input(msgs, reason):
@@ -161,7 +148,7 @@ def test_d7_nothing_compressible_returns_the_input(msgs, reason):
 
 
 def test_d7_a_bigger_result_is_not_emitted():
-    msgs = [S()] + sum(([U(f"q{i}"), A(f"a{i}")] for i in range(8)), []) + [U("z")]
+    msgs = [system()] + sum(([user(f"q{i}"), assistant(f"a{i}")] for i in range(8)), []) + [user("z")]
     out, report = compress_messages(msgs, summarizer=Fixed("## Goal\n" + "long " * 3000), tail_token_budget=10)
     assert out is msgs and "would not shrink" in report["reason"]
 
@@ -260,7 +247,7 @@ def test_fallback_summary_and_report_carry_the_cut_reason():
     from adversarial_helpers import FixedSummarizer
 
     error = "HTTP 400: context_length_exceeded " + "z" * 250 + " sk-abcdefghijklmnopqrstuvwx"
-    msgs = [S()] + [m for i in range(60) for m in (U(f"ask {i} " + "u" * 150), A(f"reply {i} " + "a" * 150))]
+    msgs = [system()] + [m for i in range(60) for m in (user(f"ask {i} " + "u" * 150), assistant(f"reply {i} " + "a" * 150))]
     out, report = compress_messages(msgs, summarizer=FixedSummarizer(fail=error), tail_token_budget=300)
     assert report["summarizer"] == "static-fallback"
     cut = error[:217] + "..."
@@ -295,7 +282,7 @@ def test_a_text_part_holding_null_or_a_number_is_serialized_not_a_crash():
 
 
 def test_hermes_memory_sentence_only_for_a_hermes_transcript_or_when_asked():
-    hermes = [S("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
+    hermes = [system("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
     out, _ = compress_messages(hermes, summarizer=Fixed(), tail_token_budget=300)
     assert out[0]["content"].endswith(COMPACTION_NOTE)
     out, _ = compress_messages(_long_chat(), summarizer=Fixed(), tail_token_budget=300, hermes_note=True)
@@ -309,7 +296,7 @@ def test_hermes_memory_sentence_only_for_a_hermes_transcript_or_when_asked():
 
 
 def test_the_summary_prefix_names_the_memory_files_only_to_a_hermes_agent():
-    hermes = [S("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
+    hermes = [system("You are Hermes. Your memory lives in MEMORY.md and USER.md."), *_long_chat()[1:]]
 
     def summary(msgs, **kw):
         out, _ = compress_messages(msgs, summarizer=Fixed(), tail_token_budget=300, **kw)
@@ -322,7 +309,7 @@ def test_the_summary_prefix_names_the_memory_files_only_to_a_hermes_agent():
         assert plain.startswith(PLAIN_PREFIX + "\n") and "MEMORY.md" not in plain
     # a summary under either prefix is found again, updated and never stacked
     out, _ = compress_messages(_long_chat(), summarizer=Fixed(), tail_token_budget=300)
-    grown = out + [A("more"), U("and now?")]
+    grown = out + [assistant("more"), user("and now?")]
     again, report = compress_messages(grown, summarizer=Fixed("## Goal\nv2"), tail_token_budget=300)
     assert report["previous_summary"] and sum(is_summary_content(m.get("content")) for m in again) == 1
 
@@ -359,7 +346,7 @@ def test_images_stripped_from_kept_messages_are_said():
 
 def _autonomous_run(n=200, ask_at=8, head_last="user"):
     """A long autonomous run: a few opening turns, the last ask at ``ask_at``, then tool turns only."""
-    msgs = [S("You are an agent."), {"role": "user", "content": "Set up the repo."},
+    msgs = [system("You are an agent."), {"role": "user", "content": "Set up the repo."},
             {"role": "assistant", "content": "Done: the repo is set up."}]
     msgs.append({"role": head_last, "content": "Noted."} if head_last == "user" else
                  {"role": "assistant", "content": "Anything else?"})

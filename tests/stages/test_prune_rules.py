@@ -5,6 +5,7 @@ import copy
 import json
 
 import pytest
+from builders import assistant, call, tool
 from conftest import EXAMPLES, FIXTURES, invoke
 
 from hermesctx.stages.prune import (
@@ -17,27 +18,12 @@ from hermesctx.stages.prune import (
 )
 
 TOOL_HEAVY = json.loads((FIXTURES / "prune" / "tool-heavy.json").read_text(encoding="utf-8"))
-
-
-def call(cid, name, args, **extra):
-    raw = args if isinstance(args, str) else json.dumps(args)
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": raw}, **extra}
-
-
-def asst(*calls, content=""):
-    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
-
-
-def tool(cid, content):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
-
-
 USER = {"role": "user", "content": "next"}
 
 
 @pytest.mark.parametrize("size,stubbed", [(200, False), (201, True)])
 def test_stub_floor_is_strictly_over_200(size, stubbed):
-    msgs = [asst(call("c1", "my_tool", {"a": 1})), tool("c1", "x" * size), USER]
+    msgs = [assistant("", call("c1", "my_tool", {"a": 1})), tool("c1", "x" * size), USER]
     out, report = prune_messages(msgs, protect_tail_count=1)
     assert report["pruned"] == int(stubbed)
     assert out[1]["content"] == ("[my_tool] a=1 (201 chars result)" if stubbed else "x" * 200)
@@ -53,7 +39,7 @@ def test_dedup_floor_is_200_and_covers_the_tail(size, deduped):
 
 def test_dedup_across_tools_and_newest_kept():
     same = "z" * 300
-    msgs = [asst(call("a", "terminal", {"command": "cat f"}), call("b", "read_file", {"path": "f"})),
+    msgs = [assistant("", call("a", "terminal", {"command": "cat f"}), call("b", "read_file", {"path": "f"})),
             tool("a", same), tool("b", same), USER, tool("b", same)]
     out, report = prune_messages(msgs, protect_tail_count=2)
     assert [m.get("content") for m in out[1:3]] == [DUPLICATE_TEXT, DUPLICATE_TEXT]
@@ -95,16 +81,16 @@ def test_argument_truncation_keeps_json_valid():
 def test_argument_trigger_is_over_500(length, changed):
     args = json.dumps({"content": "k" * (length - 14)}, separators=(",", ":"))
     assert len(args) == length
-    msgs = [asst(call("c1", "write_file", args)), tool("c1", "ok"), USER]
+    msgs = [assistant("", call("c1", "write_file", args)), tool("c1", "ok"), USER]
     out, report = prune_messages(msgs, protect_tail_count=2)
     assert report["args_truncated"] == int(changed) and report["pruned"] == 0
     assert (out[0] is msgs[0]) is not changed
 
 
 def test_lookup_corners_of_20_6_6():
-    msgs = [asst(call("fc_1", "read_file", {"path": "a.py"}, call_id="call_1")), tool("call_1", "r" * 300),
-            asst({"id": "n1", "type": "function", "function": {"arguments": '{"q": 1}'}}), tool("n1", "s" * 300),
-            asst(call("n2", None, {"q": 1})), tool("n2", "t" * 301),
+    msgs = [assistant("", call("fc_1", "read_file", {"path": "a.py"}, call_id="call_1")), tool("call_1", "r" * 300),
+            assistant("", {"id": "n1", "type": "function", "function": {"arguments": '{"q": 1}'}}), tool("n1", "s" * 300),
+            assistant("", call("n2", None, {"q": 1})), tool("n2", "t" * 301),
             {"role": "tool", "content": "u" * 303}, tool("x", None),
             tool("y", "[Old tool output cleared to save context space]"), USER]
     out, report = prune_messages(msgs, protect_tail_count=1)
@@ -117,7 +103,7 @@ def test_lookup_corners_of_20_6_6():
 
 def test_not_idempotent_on_long_read_file_paths():
     path = "d/" * 106 + "file.py"  # 219 chars
-    msgs = [asst(call("c1", "read_file", {"path": path})), tool("c1", "r" * 300), USER]
+    msgs = [assistant("", call("c1", "read_file", {"path": path})), tool("c1", "r" * 300), USER]
     once, _ = prune_messages(msgs, protect_tail_count=1)
     assert len(once[1]["content"]) == 260 and once[1]["content"].endswith("file.py from line 1 (300 chars)")
     twice, _ = prune_messages(once, protect_tail_count=1)
@@ -173,7 +159,7 @@ def test_cli_jsonl_one_line_per_transcript():
 def test_openai_rules_apply_even_when_a_thinking_block_comes_first():
     # detect_format would call this transcript Anthropic; the OpenAI passes must still run (Hermes)
     msgs = [{"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "ok"}]},
-            asst(call("c1", "terminal", {"command": "ls"})), tool("c1", "f\n" * 150), USER]
+            assistant("", call("c1", "terminal", {"command": "ls"})), tool("c1", "f\n" * 150), USER]
     out, report = prune_messages(msgs, protect_tail_count=1)
     assert out[2]["content"] == "[terminal] ran `ls` -> exit ?, 151 lines output"
     assert out[0] is msgs[0] and report["pruned"] == 1
@@ -183,7 +169,7 @@ def test_mixed_transcript_is_pruned_as_openai_like_hermes():
     # OpenAI tool traffic makes it an OpenAI transcript: exactly Hermes, which leaves blocks alone
     blocks = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "b"}}]},
               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "p" * 300}]}]
-    msgs = [asst(call("c1", "my_tool", {})), tool("c1", "o" * 300), *blocks, USER]
+    msgs = [assistant("", call("c1", "my_tool", {})), tool("c1", "o" * 300), *blocks, USER]
     out, report = prune_messages(msgs, protect_tail_count=1)
     assert out[1]["content"] == "[my_tool] (300 chars result)"
     assert out[2:4] == blocks

@@ -4,38 +4,26 @@ import copy
 import json
 
 import pytest
+from builders import assistant, call, tool
 from conftest import invoke, load_example
 
 from hermesctx.stages.prune import DUPLICATE_TEXT, prune, prune_messages
 from hermesctx.stages.sanitize import STUB_TEXT, find_problems, sanitize, strip_orphans, stub_orphans
 from hermesctx.wire.send import openai_request
 
-
-def call(cid, name, args, **extra):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}, **extra}
-
-
-def asst(content, *calls):
-    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
-
-
-def tool(cid, content):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
-
-
 M12 = [
     {"role": "user", "content": "Fix the failing tests."},
-    asst("", call("call_1", "terminal", {"command": "npm test"})),
+    assistant("", call("call_1", "terminal", {"command": "npm test"})),
     tool("call_1", "PASS\n" * 46 + '{"exit_code": 0}'),
-    asst("Checking config.", call("call_2", "read_file", {"path": "config.py", "offset": 1}),
+    assistant("Checking config.", call("call_2", "read_file", {"path": "config.py", "offset": 1}),
          call("call_3", "search_files", {"pattern": "compress", "path": "agent/"}),
          call("call_4", "lint_report", {"severity": "high", "paths": ["src", "tests"]})),
     tool("call_2", "r" * 3400),
     tool("call_3", '{"total_count": 12, "matches": "' + "m" * 300 + '"}'),
     tool("call_4", "c" * 420),
-    asst(None, call("call_5", "write_file", {"path": "config.py", "content": "line\n" * 150})),
+    assistant(None, call("call_5", "write_file", {"path": "config.py", "content": "line\n" * 150})),
     tool("call_5", '{"success": true}'),
-    asst("", call("call_6", "patch", {"path": "run.py", "old_string": "a" * 300, "new_string": "b" * 300})),
+    assistant("", call("call_6", "patch", {"path": "run.py", "old_string": "a" * 300, "new_string": "b" * 300})),
     tool("call_6", "p" * 537),
     {"role": "user", "content": "Thanks."},
 ]
@@ -81,7 +69,7 @@ def test_same_file_read_three_times():
     content = "def main():\n    pass\n" * 50
     msgs = [{"role": "user", "content": "Review config.py"}]
     for k in range(3):
-        msgs += [asst("", call(f"r{k}", "read_file", {"path": "config.py"})), tool(f"r{k}", content)]
+        msgs += [assistant("", call(f"r{k}", "read_file", {"path": "config.py"})), tool(f"r{k}", content)]
     msgs.append({"role": "user", "content": "ok"})
     out, report = prune_messages(msgs, protect_tail_count=2)
     assert report["pruned"] == 2 and report["deduplicated"] == 2
@@ -93,7 +81,7 @@ def test_same_file_read_three_times():
 
 
 def test_image_and_multimodal_results():
-    msgs = [asst("", call("s1", "browser_vision", {}), call("s2", "x", {})),
+    msgs = [assistant("", call("s1", "browser_vision", {}), call("s2", "x", {})),
             tool("s1", [{"type": "text", "text": "shot"}, {"type": "image_url", "image_url": {"url": "data:,"}}]),
             tool("s2", {"_multimodal": True, "content": [], "text_summary": "login page"}),
             {"role": "user", "content": "next"}]
@@ -121,14 +109,14 @@ def test_prune_anthropic_blocks_like_openai():
 S = [
     {"role": "system", "content": "You are Hermes."},
     {"role": "user", "content": "Inspect the repo."},
-    asst("", call("call_A", "terminal", {"command": "ls"}), call("call_B", "read_file", {"path": "README.md"})),
+    assistant("", call("call_A", "terminal", {"command": "ls"}), call("call_B", "read_file", {"path": "README.md"})),
     tool("call_A", "README.md\nsrc"),
     tool("call_GONE", "result whose call was summarized away"),
-    asst("   ", call("call_C", "web_search", {"query": "x"})),
-    asst("Checking docs.", call("call_D", "web_extract", {"urls": ["https://a"]})),
-    asst(None, call("fc_1", "terminal", {"command": "pwd"}, call_id="call_E")),
+    assistant("   ", call("call_C", "web_search", {"query": "x"})),
+    assistant("Checking docs.", call("call_D", "web_extract", {"urls": ["https://a"]})),
+    assistant(None, call("fc_1", "terminal", {"command": "pwd"}, call_id="call_E")),
     tool("call_E", "/repo"),
-    asst("", call("fc_2", "terminal", {"command": "whoami"}, call_id="call_F")),
+    assistant("", call("fc_2", "terminal", {"command": "whoami"}, call_id="call_F")),
     tool("fc_2", "hermes"),
     {"role": "tool", "content": "tool message without tool_call_id"},
     {"role": "user", "content": "Done?"},

@@ -7,17 +7,13 @@ import json
 import random
 
 import pytest
+from builders import call
 from conftest import invoke
 from oracle.adversarial_prune import AdversarialGen
 
 from hermesctx.stages.prune import anthropic_blocks_apply, prune_messages
 from hermesctx.stages.sanitize import STUB_TEXT, find_problems, strip_orphans, stub_orphans
 from hermesctx.wire.send import openai_request
-
-
-def call(cid, name, args):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-
 
 STRAY_RESULT = {"type": "tool_result", "tool_use_id": "toolu_x", "content": "p" * 300}
 STRAY_USE = {"type": "tool_use", "id": "toolu_y", "name": "read_file", "input": {"path": "q" * 600}}

@@ -3,6 +3,7 @@
 import copy
 import json
 
+from builders import call
 from conftest import FIXTURES, invoke
 
 from hermesctx.stages.sanitize import (
@@ -16,10 +17,6 @@ from hermesctx.stages.sanitize import (
 
 ORPHANS = json.loads((FIXTURES / "sanitize" / "orphans.json").read_text(encoding="utf-8"))
 ANTHROPIC = json.loads((FIXTURES / "sanitize" / "anthropic-orphans.json").read_text(encoding="utf-8"))
-
-
-def call(cid, name="terminal", **extra):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}, **extra}
 
 
 def test_strip_keeps_idless_results_and_codex_pairs():

@@ -9,6 +9,7 @@ import os
 import re
 
 import pytest
+from builders import call, text, tool, tool_result, tool_use
 from conftest import EXAMPLES, invoke
 
 from hermesctx.errors import FileIOError
@@ -30,10 +31,10 @@ def _names(directory) -> list:
     return [name for name in os.listdir(directory) if name != ".index"]
 
 def _tool(cid, content, **extra):
-    msg = {"role": "tool", "content": content, **extra}
-    if cid is not _MISSING:
-        msg["tool_call_id"] = cid
-    return msg
+    """A tool message; with no ``tool_call_id`` at all for ``_MISSING``."""
+    if cid is _MISSING:
+        return {"role": "tool", "content": content, **extra}
+    return {**tool(cid, content), **extra}
 
 
 _MISSING = object()
@@ -42,8 +43,7 @@ _MISSING = object()
 def _turn(*results, names=None):
     """An assistant turn calling one tool per result, then the results."""
     names = names or ["terminal"] * len(results)
-    calls = [{"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
-             for (cid, _), name in zip(results, names) if cid is not _MISSING]
+    calls = [call(cid, name) for (cid, _), name in zip(results, names) if cid is not _MISSING]
     return ([{"role": "assistant", "content": None, "tool_calls": calls}]
             + [_tool(cid, content) for cid, content in results])
 
@@ -325,10 +325,8 @@ def _anthropic(*results, names=None):
     names = names or ["bash"] * len(results)
     return {"model": "claude-sonnet-4-5", "messages": [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": cid, "name": name, "input": {}}
-                                          for (cid, _), name in zip(results, names)]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": content}
-                                     for cid, content in results] + [{"type": "text", "text": "next"}]},
+        {"role": "assistant", "content": [tool_use(cid, name) for (cid, _), name in zip(results, names)]},
+        {"role": "user", "content": [tool_result(cid, content) for cid, content in results] + [text("next")]},
     ]}
 
 

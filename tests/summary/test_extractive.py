@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import assistant, call, tool
 from conftest import FIXTURES, load_example
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,16 +39,8 @@ def section(text, heading):
     return body.split("\n\n## ", 1)[0]
 
 
-def call(cid, name, args):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-
-
 def turn(*calls, text=""):
-    return {"role": "assistant", "content": text, "tool_calls": list(calls)}
-
-
-def result(cid, content):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
+    return assistant(text, *calls)
 
 
 def test_ops_session_facts():
@@ -94,17 +87,17 @@ def test_every_agents_edit_tools_leave_the_last_change():
                                      "edits": [{"old_string": "p", "new_string": "q"},
                                                {"old_string": "old()", "new_string": "new()"}]}),
              call("c", "Write", {"file_path": "/r/src/c.py", "content": "one\ntwo\n"})),
-        result("a", "ok"), result("b", "Applied 2 edits"), result("c", "File created successfully"),
+        tool("a", "ok"), tool("b", "Applied 2 edits"), tool("c", "File created successfully"),
         turn(call("d", "apply_patch", {"input": "*** Begin Patch\n*** Update File: /r/src/d.py\n@@\n-keep = False\n"
                                                 "+keep = True\n*** End Patch"})),
-        result("d", '{"output":"Success. Updated the following files:\\nM /r/src/d.py\\n","metadata":{"exit_code":0}}'),
+        tool("d", '{"output":"Success. Updated the following files:\\nM /r/src/d.py\\n","metadata":{"exit_code":0}}'),
         turn(call("e", "str_replace_editor", {"command": "str_replace", "path": "/r/src/e.py",
                                               "old_str": "a + b", "new_str": "a - b"}),
              call("f", "str_replace_editor", {"command": "view", "path": "/r/README.md"})),
-        result("e", "edited"), result("f", "# readme"),
+        tool("e", "edited"), tool("f", "# readme"),
         turn(call("g", "shell", {"command": ["bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n"
                                              "*** Add File: /r/src/new.py\n+print('hi')\n*** End Patch\nEOF"]})),
-        result("g", '{"output":"Done","metadata":{"exit_code":0}}'),
+        tool("g", '{"output":"Done","metadata":{"exit_code":0}}'),
     ]
     out = section(summarize(turns), "## Relevant Files")
     for fact in ["`src/a.py` — modified (1 edits); last change added: x = 2",
@@ -133,10 +126,10 @@ def test_in_text_commands_count_as_runs():
 
 def test_results_pair_inside_their_group_even_when_ids_repeat():
     turns = [{"role": "user", "content": "go"},
-             turn(call("t1", "Bash", {"command": "make build"})), result("t1", "Exit code 2\nmake: *** [all] Error 2"),
-             turn(call("t1", "Bash", {"command": "make test"})), result("t1", "Exit code 0\n12 passed"),
+             turn(call("t1", "Bash", {"command": "make build"})), tool("t1", "Exit code 2\nmake: *** [all] Error 2"),
+             turn(call("t1", "Bash", {"command": "make test"})), tool("t1", "Exit code 0\n12 passed"),
              turn(call("x", "Bash", {"command": "make lint"}), call("y", "Bash", {"command": "make docs"})),
-             result("other-1", "Exit code 0"), result("other-2", "Exit code 3\nError: docs broken")]
+             tool("other-1", "Exit code 0"), tool("other-2", "Exit code 3\nError: docs broken")]
     led = extract(turns)
     assert not led.commands["make build"].ok and led.commands["make test"].ok
     assert led.commands["make lint"].ok and not led.commands["make docs"].ok  # by position when ids do not match
@@ -145,12 +138,12 @@ def test_results_pair_inside_their_group_even_when_ids_repeat():
 def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
     turns = [{"role": "user", "content": "tests please"},
              turn(call("r", "Read", {"file_path": "/r/errors.py"})),
-             result("r", "class ValidationError(Exception):\n    '''raised when parsing failed'''"),
+             tool("r", "class ValidationError(Exception):\n    '''raised when parsing failed'''"),
              turn(call("p", "Bash", {"command": "pytest -q"})),
-             result("p", "Exit code 1\nE   AssertionError: 3 != 4\n1 failed, 9 passed"),
-             turn(call("q", "Bash", {"command": "pytest -q"})), result("q", "10 passed in 0.2s"),
+             tool("p", "Exit code 1\nE   AssertionError: 3 != 4\n1 failed, 9 passed"),
+             turn(call("q", "Bash", {"command": "pytest -q"})), tool("q", "10 passed in 0.2s"),
              turn(call("s", "Bash", {"command": "npm run build"})),
-             result("s", "<tool_use_error>Command timed out after 2m</tool_use_error>")]
+             tool("s", "<tool_use_error>Command timed out after 2m</tool_use_error>")]
     out = summarize(turns)
     assert "ValidationError" not in out  # a file's contents are no error
     assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
@@ -178,14 +171,14 @@ def test_injected_text_is_no_ask_and_a_foreign_summary_merges():
 def _long_session(n=60):
     turns = [{"role": "user", "content": "Port the parser to the new AST and keep the tests green."}]
     for k in range(n):
-        turns += [turn(call(f"r{k}", "Read", {"file_path": f"/repo/src/mod{k}.py"}),
-                       call(f"e{k}", "Edit", {"file_path": f"/repo/src/mod{k}.py", "old_string": f"old_{k}()" * 5,
-                                              "new_string": f"new_{k}()" * 5}),
-                       call(f"g{k}", "Grep", {"pattern": f"symbol_{k}_" + "x" * 40}),
-                       call(f"b{k}", "Bash", {"command": f"pytest tests/test_mod{k}.py -q"}),
-                       text=f"Because mod{k} shares the visitor, I'll use the generic walker for mod{k}."),
-                  result(f"r{k}", "line\n" * 50), result(f"e{k}", "ok"), result(f"g{k}", "hits"),
-                  result(f"b{k}", f"Exit code 1\nE   NameError: name 'walk_{k}' is not defined\n1 failed"
+        turns += [assistant(f"Because mod{k} shares the visitor, I'll use the generic walker for mod{k}.",
+                            call(f"r{k}", "Read", {"file_path": f"/repo/src/mod{k}.py"}),
+                            call(f"e{k}", "Edit", {"file_path": f"/repo/src/mod{k}.py",
+                                                   "old_string": f"old_{k}()" * 5, "new_string": f"new_{k}()" * 5}),
+                            call(f"g{k}", "Grep", {"pattern": f"symbol_{k}_" + "x" * 40}),
+                            call(f"b{k}", "Bash", {"command": f"pytest tests/test_mod{k}.py -q"})),
+                  tool(f"r{k}", "line\n" * 50), tool(f"e{k}", "ok"), tool(f"g{k}", "hits"),
+                  tool(f"b{k}", f"Exit code 1\nE   NameError: name 'walk_{k}' is not defined\n1 failed"
                          if k % 3 == 0 else "5 passed")]
     return turns
 
@@ -290,12 +283,12 @@ def test_any_transcript_stays_within_budget_and_the_task_is_the_snapshot(seed, l
 
 
 def test_a_blocker_from_the_previous_summary_is_resolved_when_its_command_succeeds_later():
-    first = [{"role": "user", "content": "build it"}, turn(call("a", "Bash", {"command": "make build"})),
-             result("a", "Exit code 2\nError: missing header foo.h")]
+    first = [{"role": "user", "content": "build it"}, assistant("", call("a", "Bash", {"command": "make build"})),
+             tool("a", "Exit code 2\nError: missing header foo.h")]
     previous = summarize(first)
     assert section(previous, "## Blocked") == "- `make build` — exit 2: Error: missing header foo.h"
-    second = [{"role": "user", "content": "retry"}, turn(call("b", "Bash", {"command": "make build"})),
-              result("b", "Exit code 0")]
+    second = [{"role": "user", "content": "retry"}, assistant("", call("b", "Bash", {"command": "make build"})),
+              tool("b", "Exit code 0")]
     out = summarize(second, previous)
     assert section(out, "## Blocked") == "None."
     assert "- Resolved error: `make build` — exit 2: Error: missing header foo.h" in section(out, "## Critical Context")
@@ -316,9 +309,9 @@ def test_eval_on_the_fixtures_keeps_its_figures(capsys):
 
 def test_a_file_named_absolute_and_relative_is_one_entry():
     turns = [{"role": "user", "content": "pin numpy"},
-             turn(call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
-                                     "new_string": "numpy==2.1"})), result("a", "updated"),
-             turn(call("b", "Bash", {"command": "pip install -r requirements.txt"})), result("b", "Exit code 0")]
+             assistant("", call("a", "Edit", {"file_path": "/home/u/app/requirements.txt", "old_string": "numpy",
+                                     "new_string": "numpy==2.1"})), tool("a", "updated"),
+             assistant("", call("b", "Bash", {"command": "pip install -r requirements.txt"})), tool("b", "Exit code 0")]
     files = section(summarize(turns), "## Relevant Files")
     assert files == ("- `/home/u/app/requirements.txt` — modified (1 reads, 1 edits); "
                      "last change added: numpy==2.1")
@@ -341,8 +334,8 @@ def _slash_session(ask, tail_ask="Tag it once the table is all pass."):
         turns.append({"role": "user", "content": ask})
         for step in range(1, 7):
             cid = f"c{k}{step}"
-            turns += [turn(call(cid, "Bash", {"command": f"make check-{step} VERSION=2.4.0 # round {k}"})),
-                      result(cid, f"Exit code {2 if step == 3 and k == 0 else 0}\n" + '{"STATUS": "pass"}' * 40)]
+            turns += [assistant("", call(cid, "Bash", {"command": f"make check-{step} VERSION=2.4.0 # round {k}"})),
+                      tool(cid, f"Exit code {2 if step == 3 and k == 0 else 0}\n" + '{"STATUS": "pass"}' * 40)]
     return turns + [{"role": "assistant", "content": "All six checks pass."},
                     {"role": "user", "content": tail_ask}, {"role": "assistant", "content": "Tagging."}]
 
@@ -395,15 +388,15 @@ def test_the_previous_latest_ask_is_an_earlier_ask_in_the_next_round():
     assert "Latest ask, verbatim" not in pending and "- " + one_line(ask, 400) in pending.splitlines()
     same = summarize([{"role": "user", "content": ask}], first, budget=3000)
     assert " ".join(same.split()).count(" ".join(ask.split())) == 1  # asked again: said once
-    quiet = summarize([turn(call("z", "Bash", {"command": "git tag v2.4.0"})), result("z", "Exit code 0")], first,
+    quiet = summarize([assistant("", call("z", "Bash", {"command": "git tag v2.4.0"})), tool("z", "Exit code 0")], first,
                       budget=3000)
     assert "- Latest ask, verbatim: " + " ".join(ask.split()) in quiet  # no new ask: still the latest, whole
 
 
 def test_a_path_with_brackets_is_never_cut_and_a_short_reply_is_no_goal():
     turns = [{"role": "user", "content": "2"},
-             turn(call("a", "Bash", {"command": "cat app/api/trips/[id]/share-link/route.ts"})),
-             result("a", "export async function POST() {}"),
+             assistant("", call("a", "Bash", {"command": "cat app/api/trips/[id]/share-link/route.ts"})),
+             tool("a", "export async function POST() {}"),
              {"role": "user", "content": "*workflow-init"},
              {"role": "assistant", "content": "Initialised."},
              {"role": "user", "content": "Make the share link expire after seven days."}]
@@ -414,16 +407,16 @@ def test_a_path_with_brackets_is_never_cut_and_a_short_reply_is_no_goal():
 
 def test_failed_edits_leave_the_last_successful_change_and_outcomes_are_verbatim():
     turns = [{"role": "user", "content": "fix the timeout handling in the client"},
-             turn(call("a", "Edit", {"file_path": "src/client.py", "old_string": "timeout=5", "new_string": "timeout=30"})),
-             result("a", "ok"),
-             turn(call("b", "Edit", {"file_path": "src/client.py", "old_string": "retries=1", "new_string": "retries=9"})),
+             assistant("", call("a", "Edit", {"file_path": "src/client.py", "old_string": "timeout=5", "new_string": "timeout=30"})),
+             tool("a", "ok"),
+             assistant("", call("b", "Edit", {"file_path": "src/client.py", "old_string": "retries=1", "new_string": "retries=9"})),
              {"role": "tool", "tool_call_id": "b", "content": "<tool_use_error>String to replace not found in file.</tool_use_error>",
               "is_error": True},
-             turn(call("c", "Bash", {"command": "npm run build"})),
-             result("c", "Exit code 2\nsrc/client.ts(4,1): error TS2304: Cannot find name 'fetchx'."),
-             turn(call("d", "Bash", {"command": "npm run build"})),
-             result("d", "Compiled successfully in 2.1s\n3 files changed"),
-             turn(call("e", "Read", {"file_path": "config.json"})), result("e", '{\n  "timeout": 15000,\n  "retries": 3\n}'),
+             assistant("", call("c", "Bash", {"command": "npm run build"})),
+             tool("c", "Exit code 2\nsrc/client.ts(4,1): error TS2304: Cannot find name 'fetchx'."),
+             assistant("", call("d", "Bash", {"command": "npm run build"})),
+             tool("d", "Compiled successfully in 2.1s\n3 files changed"),
+             assistant("", call("e", "Read", {"file_path": "config.json"})), tool("e", '{\n  "timeout": 15000,\n  "retries": 3\n}'),
              {"role": "assistant", "content": "The issue is that the client ignores the config because it reads "
                                               "timeout before load(). I'll set 15000 from config.json."}]
     out = summarize(turns)
@@ -477,7 +470,7 @@ def test_under_a_tight_budget_a_files_final_state_keeps_its_most_distinctive_lin
         new = f"x{k} = 1\nretry_policy_{k} = RetryPolicy(attempts={k + 3}, backoff=ExponentialBackoff(base=0.{k}))\ny = 2"
         turns += [turn(call(f"c{k}", "Edit", {"file_path": f"/r/src/client_{k}.py", "old_string": "pass",
                                                "new_string": new})),
-                  result(f"c{k}", "ok")]
+                  tool(f"c{k}", "ok")]
     out = section(summarize(turns, budget=1500), "## Relevant Files")
     shorts = [line for line in out.splitlines() if "last change added: retry_policy_" in line]
     assert len(shorts) >= 3

@@ -2,6 +2,7 @@
 when the full check finds nothing (and always then, for string ids), and cache-mark's marker
 count after marking equals counting the output again."""
 
+from builders import call
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -21,10 +22,11 @@ MARK = {"type": "ephemeral"}
 
 
 def _call(cid):
-    call = {"type": "function", "function": {"name": "t", "arguments": "{}"}}
-    if cid != "missing":
-        call["id"] = cid
-    return call
+    """A call with the id ``cid``, or with no id at all for ``"missing"``."""
+    made = call(cid, "t")
+    if cid == "missing":
+        del made["id"]
+    return made
 
 
 assistant = st.builds(

@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+from builders import call, text, thinking, tool_result, tool_use
 from conftest import FIXTURES, invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,10 +18,6 @@ from hermesctx.stages.sanitize import sanitize
 from hermesctx.wire.rules import PAIRING_RULES, RULES, check, check_pairing
 
 OA, AN = "openai", "anthropic"
-
-
-def call(cid, name="terminal"):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
 
 
 def oa(*messages, **body):
@@ -37,22 +34,6 @@ TOOL_A = {"role": "tool", "tool_call_id": "a", "content": "A"}
 TOOL_B = {"role": "tool", "tool_call_id": "b", "content": "B"}
 
 
-def text(t, **extra):
-    return {"type": "text", "text": t, **extra}
-
-
-def use(uid):
-    return {"type": "tool_use", "id": uid, "name": "terminal", "input": {}}
-
-
-def result(uid, content="ok", **extra):
-    return {"type": "tool_result", "tool_use_id": uid, "content": content, **extra}
-
-
-def think(t="hmm", sig="sig1"):
-    return {"type": "thinking", "thinking": t, "signature": sig}
-
-
 def fn(name, parameters=None):
     return {"type": "function", "function": {"name": name, "parameters": parameters or {"type": "object"}}}
 
@@ -64,10 +45,10 @@ def tool(name, schema=None):
 Q = {"role": "user", "content": "q"}
 CC = {"type": "ephemeral"}
 CC1H = {"type": "ephemeral", "ttl": "1h"}
-A_USE = {"role": "assistant", "content": [use("t1")]}
-A_RES = {"role": "user", "content": [result("t1")]}
+A_USE = {"role": "assistant", "content": [tool_use("t1")]}
+A_RES = {"role": "user", "content": [tool_result("t1")]}
 THOUGHT = an({"role": "user", "content": "q"},
-             {"role": "assistant", "content": [think(), use("t1")]}, A_RES, system="S")
+             {"role": "assistant", "content": [thinking(), tool_use("t1")]}, A_RES, system="S")
 
 # rule -> (target, failing body, passing body, reference)
 CASES = {
@@ -86,7 +67,7 @@ CASES = {
                       oa({"role": "user", "content": [text("x", cache_control=CC)] * 4}), None),
     "OA-TOOL-DUP-ID": (OA, oa(USER, {**ASK, "tool_calls": [call("a"), call("a")]}, TOOL_A),
                        oa(USER, ASK, TOOL_A, TOOL_B, USER, ASK, TOOL_A, TOOL_B), None),
-    "AN-SCHEMA": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{**use("t1"), "text": "x"}]}, A_RES),
+    "AN-SCHEMA": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [{**tool_use("t1"), "text": "x"}]}, A_RES),
                   an({"role": "user", "content": "q"}, A_USE, A_RES), None),
     "AN-EMPTY-CONTENT": (AN, an({"role": "user", "content": ""}, {"role": "assistant", "content": "x"}),
                          an({"role": "user", "content": "q"}, {"role": "assistant", "content": ""}), None),
@@ -95,15 +76,15 @@ CASES = {
                            an({"role": "user", "content": [text(" q ")]}), None),
     "AN-TOOL-UNANSWERED": (AN, an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": "next"}),
                            an({"role": "user", "content": "q"}, A_USE, A_RES), None),
-    "AN-TOOL-RESULT-FIRST": (AN, an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [text("x"), result("t1")]}),
-                             an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [result("t1"), text("x")]}), None),
-    "AN-TOOL-ORPHAN": (AN, an({"role": "user", "content": [result("t9")]}),
+    "AN-TOOL-RESULT-FIRST": (AN, an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [text("x"), tool_result("t1")]}),
+                             an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [tool_result("t1"), text("x")]}), None),
+    "AN-TOOL-ORPHAN": (AN, an({"role": "user", "content": [tool_result("t9")]}),
                        # results split over consecutive user messages: one turn, accepted
-                       an({"role": "user", "content": "q"}, {"role": "assistant", "content": [use("t1"), use("t2")]},
-                          {"role": "user", "content": [result("t1")]}, {"role": "user", "content": [result("t2")]}), None),
+                       an({"role": "user", "content": "q"}, {"role": "assistant", "content": [tool_use("t1"), tool_use("t2")]},
+                          {"role": "user", "content": [tool_result("t1")]}, {"role": "user", "content": [tool_result("t2")]}), None),
     "AN-TOOL-DUP-ID": (AN, an({"role": "user", "content": "q"}, A_USE, A_RES, A_USE, A_RES),
                        an({"role": "user", "content": "q"}, A_USE, A_RES), None),
-    "AN-BLOCK-ROLE": (AN, an({"role": "user", "content": [text("q"), use("t1")]}), an({"role": "user", "content": [text("q")]}), None),
+    "AN-BLOCK-ROLE": (AN, an({"role": "user", "content": [text("q"), tool_use("t1")]}), an({"role": "user", "content": [text("q")]}), None),
     "AN-ROLE-SYSTEM": (AN, an({"role": "user", "content": "q"}, {"role": "system", "content": "s"}),
                        an({"role": "user", "content": "q"}, system="s"), None),
     "AN-FIRST-USER": (AN, an({"role": "assistant", "content": "hi"}), an({"role": "user", "content": "hi"}), None),
@@ -113,13 +94,13 @@ CASES = {
                            an({"role": "user", "content": [text("x", cache_control=CC)]}, system=[text("s", cache_control=CC1H)]), None),
     "AN-CACHE-EMPTY-TEXT": (AN, an({"role": "user", "content": [text("q"), text("", cache_control=CC)]}),
                             an({"role": "user", "content": [text("q", cache_control=CC)]}), None),
-    "AN-CACHE-NESTED": (AN, an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [result("t1", [text("x", cache_control=CC)])]}),
-                        an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [result("t1", [text("x")], cache_control=CC)]}), None),
-    "AN-THINK-MODIFIED": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [think("edited"), use("t1")]}, A_RES, system="S"),
+    "AN-CACHE-NESTED": (AN, an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [tool_result("t1", [text("x", cache_control=CC)])]}),
+                        an({"role": "user", "content": "q"}, A_USE, {"role": "user", "content": [tool_result("t1", [text("x")], cache_control=CC)]}), None),
+    "AN-THINK-MODIFIED": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [thinking("edited"), tool_use("t1")]}, A_RES, system="S"),
                           THOUGHT, THOUGHT),
-    "AN-THINK-FIRST": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [text("x"), think(), use("t1")]}, A_RES),
+    "AN-THINK-FIRST": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [text("x"), thinking(), tool_use("t1")]}, A_RES),
                        THOUGHT, None),
-    "AN-THINK-LAST": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [think()]}), THOUGHT, None),
+    "AN-THINK-LAST": (AN, an({"role": "user", "content": "q"}, {"role": "assistant", "content": [thinking()]}), THOUGHT, None),
     "AN-THINK-FINAL-TURN": (AN, an({"role": "user", "content": "q"}, A_USE, A_RES, thinking={"type": "enabled", "budget_tokens": 2000}),
                             {**THOUGHT, "thinking": {"type": "enabled", "budget_tokens": 2000}}, None),
     "AN-THINK-PREFIX": (AN, {**THOUGHT, "system": "changed"}, {**THOUGHT, "system": [text("S", cache_control=CC)]}, THOUGHT),
@@ -178,7 +159,7 @@ def test_a_text_message_before_the_results_of_a_turn_makes_them_late():
     assert anthropic_ready(late["messages"]) is False
     fixed, report = sanitize(late)
     assert report["repair"] == "positional" and check(fixed, AN) == []
-    assert fixed["messages"][-1]["content"] == [result("t1"), text("wait")]
+    assert fixed["messages"][-1]["content"] == [tool_result("t1"), text("wait")]
     in_time = an({"role": "user", "content": "q"}, A_USE, A_RES, {"role": "user", "content": "wait"})
     assert check(in_time, AN) == [] and anthropic_ready(in_time["messages"]) is True
 
@@ -393,10 +374,10 @@ def test_positional_repairs_are_counted():
     out, report = sanitize(msgs)
     assert out == [USER, ASK, TOOL_A, TOOL_B, {"role": "user", "content": "wait"}]
     assert (report["repair"], report["results_moved"], report["duplicates_removed"]) == ("positional", 1, 1)
-    body = an({"role": "user", "content": "q"}, {"role": "assistant", "content": [use("t1"), use("t2")]},
-              {"role": "user", "content": [text("see"), result("t2")]}, {"role": "user", "content": [result("t1")]})
+    body = an({"role": "user", "content": "q"}, {"role": "assistant", "content": [tool_use("t1"), tool_use("t2")]},
+              {"role": "user", "content": [text("see"), tool_result("t2")]}, {"role": "user", "content": [tool_result("t1")]})
     out, report = sanitize(body)
-    assert out["messages"][2:] == [{"role": "user", "content": [result("t2"), result("t1"), text("see")]}]
+    assert out["messages"][2:] == [{"role": "user", "content": [tool_result("t2"), tool_result("t1"), text("see")]}]
     assert report["results_moved"] == 2 and report["messages_joined"] == 1
     out, report = sanitize(CASES["AN-TOOL-DUP-ID"][1], stub=True)
     assert [b["id"] for m in out["messages"] for b in m["content"] if isinstance(b, dict) and b["type"] == "tool_use"] \
@@ -417,12 +398,12 @@ def test_stub_never_leaves_an_empty_call_list_nor_drops_a_reused_exchange():
 def test_reference_may_be_a_session_log(tmp_path):
     # a log's events hold the thinking blocks deep inside; the body keeps one, changes another
     events = [{"type": "user", "message": {"role": "user", "content": "q"}},
-              {"type": "assistant", "message": {"role": "assistant", "content": [think("a", "s1")]}},
-              {"type": "assistant", "message": {"role": "assistant", "content": [think("b", "s2")]}}]
+              {"type": "assistant", "message": {"role": "assistant", "content": [thinking("a", "s1")]}},
+              {"type": "assistant", "message": {"role": "assistant", "content": [thinking("b", "s2")]}}]
     log = tmp_path / "session.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in events))
     body = an({"role": "user", "content": "q"},
-              {"role": "assistant", "content": [think("a", "s1"), think("b!", "s2"), text("answer")]})
+              {"role": "assistant", "content": [thinking("a", "s1"), thinking("b!", "s2"), text("answer")]})
     r = invoke(["validate", "--reference", str(log)], json.dumps(body, indent=1))
     assert r.status == 1
     assert r.stderr.splitlines()[0] == ("messages[1].content[1]: AN-THINK-MODIFIED: messages.1.content.1: "
@@ -431,14 +412,14 @@ def test_reference_may_be_a_session_log(tmp_path):
     # one output per line (what `convert LOG` writes): each is checked against the whole log,
     # not against the log's line of the same number
     good = an({"role": "user", "content": "q"},
-              {"role": "assistant", "content": [think("a", "s1"), think("b", "s2"), text("answer")]})
+              {"role": "assistant", "content": [thinking("a", "s1"), thinking("b", "s2"), text("answer")]})
     r = invoke(["validate", "--jsonl", "--reference", str(log)], (json.dumps(good) + "\n") * 2)
     assert r.status == 0 and "AN-THINK-MODIFIED" not in r.stderr, r.stderr
 
 
 def test_reference_batch_pairs_each_line_with_its_own(tmp_path):
     bodies = [an({"role": "user", "content": "q"},
-                 {"role": "assistant", "content": [think(t, s), text("answer")]},
+                 {"role": "assistant", "content": [thinking(t, s), text("answer")]},
                  {"role": "user", "content": "more"}) for t, s in (("a", "s1"), ("b", "s2"))]
     ref = tmp_path / "in.jsonl"
     ref.write_text("".join(json.dumps(b) + "\n" for b in bodies))

@@ -7,16 +7,13 @@ import copy
 import json
 
 import pytest
+from builders import call
 from conftest import invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hermesctx.wire import send
 from hermesctx.wire.send import anthropic_request, openai_request
-
-
-def call(cid, name="f"):
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
 
 
 def oa(doc):
@@ -40,7 +37,7 @@ def an(doc):
 def test_openai_clean_request_is_the_same_object():
     doc = {"model": "gpt-4o", "messages": [
         {"role": "system", "content": "s"}, {"role": "user", "content": "q"},
-        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
         {"role": "tool", "tool_call_id": "a", "content": "r"},
         {"role": "assistant", "content": "done"}]}
     out, counts = oa(doc)
@@ -51,11 +48,11 @@ def test_openai_clean_request_is_the_same_object():
 def test_openai_internal_keys_are_stripped():
     doc = [{"role": "user", "content": "q", "timestamp": 3},
            {"role": "assistant", "content": "x", "_compressed_summary": True, "finish_reason": "stop",
-            "codex_reasoning_items": None, "tool_calls": [{**call("a"), "call_id": "a", "response_item_id": "fc"}]},
+            "codex_reasoning_items": None, "tool_calls": [{**call("a", "f"), "call_id": "a", "response_item_id": "fc"}]},
            {"role": "tool", "tool_call_id": "a", "tool_name": "f", "content": "r", "_db_persisted": 1}]
     out, counts = oa(doc)
     assert out == [{"role": "user", "content": "q"},
-                   {"role": "assistant", "content": "x", "tool_calls": [call("a")]},
+                   {"role": "assistant", "content": "x", "tool_calls": [call("a", "f")]},
                    {"role": "tool", "tool_call_id": "a", "content": "r"}]
     assert counts[send.INTERNAL_KEYS] == 7
 
@@ -72,12 +69,12 @@ def test_openai_reasoning_is_not_sent():
 
 def test_openai_consecutive_assistants_merge_like_hermes():
     doc = [{"role": "user", "content": "q"},
-           {"role": "assistant", "content": " a ", "tool_calls": [call("1")]},
-           {"role": "assistant", "content": "b", "tool_calls": [call("2")], "reasoning_content": "r"},
+           {"role": "assistant", "content": " a ", "tool_calls": [call("1", "f")]},
+           {"role": "assistant", "content": "b", "tool_calls": [call("2", "f")], "reasoning_content": "r"},
            {"role": "tool", "tool_call_id": "1", "content": "r1"},
            {"role": "tool", "tool_call_id": "2", "content": "r2"}]
     out, counts = oa(doc)
-    assert out[1] == {"role": "assistant", "content": "a\nb", "tool_calls": [call("1"), call("2")],
+    assert out[1] == {"role": "assistant", "content": "a\nb", "tool_calls": [call("1", "f"), call("2", "f")],
                       "reasoning_content": "r"}
     assert len(out) == 4 and counts == {send.MERGED_ASSISTANT: 1}
 
@@ -93,7 +90,7 @@ def test_openai_codex_interim_turns_are_merged_too():
 def test_openai_stray_and_repeated_tool_results_are_dropped():
     doc = [{"role": "user", "content": "q"},
            {"role": "tool", "tool_call_id": "zz", "content": "stray"},
-           {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+           {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
            {"role": "tool", "tool_call_id": "a", "content": "r"},
            {"role": "tool", "tool_call_id": "a", "content": "again"},
            {"role": "user", "content": "next"},
@@ -125,7 +122,7 @@ def test_openai_no_empty_tool_calls_and_no_empty_assistant():
 def test_openai_empty_text_parts_and_tool_images():
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}}
     doc = [{"role": "user", "content": [{"type": "text", "text": " \n"}, image, {"type": "text", "text": "look"}]},
-           {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+           {"role": "assistant", "content": None, "tool_calls": [call("a", "f")]},
            {"role": "tool", "tool_call_id": "a", "content": [image, {"type": "text", "text": ""}]}]
     out, counts = oa(doc)
     assert out[0]["content"] == [image, {"type": "text", "text": "look"}]
@@ -236,7 +233,7 @@ _oa_msg = st.one_of(
                           optional={"_flag": st.booleans(), "timestamp": st.integers()}),
     st.fixed_dictionaries({"role": st.just("assistant"), "content": _oa_content},
                           optional={"tool_calls": st.lists(st.builds(
-                              lambda i, c: {**call(i), **({"call_id": c} if c else {})},
+                              lambda i, c: {**call(i, "f"), **({"call_id": c} if c else {})},
                               _ids, st.sampled_from([None, "a", "z"])), max_size=2),
                                     "reasoning": _text, "finish_reason": st.sampled_from(["stop", "incomplete"])}),
     st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": _ids, "content": _oa_content},

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from builders import assistant, call, system, text, tool, user
 
 from hermesctx import jsonio
 from hermesctx.errors import FileIOError, InputError
@@ -18,13 +19,11 @@ needs_fts = pytest.mark.skipif(not fts5_available(), reason="this sqlite build h
 
 def convo(topic: str, secret: str = "") -> list:
     return [
-        {"role": "system", "content": "You are a coding agent."},
-        {"role": "user", "content": f"please fix {topic} in src/app.py"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read_file",
-                                                          "arguments": '{"path": "src/app.py"}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": f"Traceback: KeyError {topic} {secret}"},
-        {"role": "assistant", "content": [{"type": "text", "text": f"{topic} is fixed, 1.50 ünïcode"}]},
+        system("You are a coding agent."),
+        user(f"please fix {topic} in src/app.py"),
+        assistant(None, call("c1", "read_file", '{"path": "src/app.py"}')),
+        tool("c1", f"Traceback: KeyError {topic} {secret}"),
+        assistant([text(f"{topic} is fixed, 1.50 ünïcode")]),
     ]
 
 

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import call, exchange
 
-EVAL = Path(__file__).resolve().parent.parent / "eval"
+EVAL = Path(__file__).resolve().parents[2] / "eval"
 
 
 def _load(name: str, alias: str):
@@ -36,30 +37,21 @@ def ev():
     return argparse.Namespace(probes=probes, fixtures=fixtures, run=run)
 
 
-def _call(cid: str, name: str, args: dict) -> dict:
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-
-
-def _tool(cid: str, name: str, args: dict, output: str, text: str = "") -> list[dict]:
-    return [{"role": "assistant", "content": text, "tool_calls": [_call(cid, name, args)]},
-            {"role": "tool", "tool_call_id": cid, "content": output}]
-
-
 def transcript() -> list[dict]:
     return [
         {"role": "system", "content": "You are a coding agent."},
         {"role": "user", "content": "Fix the flaky upload test. You must not change the public API."},
-        *_tool("c1", "Read", {"file_path": "/r/config.json"}, '{\n  "timeout": 15000,\n  "retries": 2\n}'),
-        *_tool("c2", "Bash", {"command": "pytest tests/test_upload.py -q"},
+        *exchange("c1", "Read", {"file_path": "/r/config.json"}, '{\n  "timeout": 15000,\n  "retries": 2\n}'),
+        *exchange("c2", "Bash", {"command": "pytest tests/test_upload.py -q"},
                "Exit code 1\nE   AssertionError: upload took 16.2s, limit 15s\n1 failed, 11 passed in 17.0s",
                text="The issue is that the client timeout is shorter than the server's 15000 ms."),
-        *_tool("c3", "Edit", {"file_path": "/r/src/upload.py", "old_string": "CLIENT_TIMEOUT = 10",
+        *exchange("c3", "Edit", {"file_path": "/r/src/upload.py", "old_string": "CLIENT_TIMEOUT = 10",
                               "new_string": "CLIENT_TIMEOUT = settings.timeout_ms / 1000"},
                "String to replace not found in file."),
-        *_tool("c4", "Edit", {"file_path": "/r/src/upload.py", "old_string": "CLIENT_TIMEOUT = 10.0",
+        *exchange("c4", "Edit", {"file_path": "/r/src/upload.py", "old_string": "CLIENT_TIMEOUT = 10.0",
                               "new_string": "CLIENT_TIMEOUT = settings.upload_timeout_seconds\n}"},
                "The file /r/src/upload.py has been updated."),
-        *_tool("c5", "Bash", {"command": "pytest tests/test_upload.py -q"}, "12 passed in 3.1s"),
+        *exchange("c5", "Bash", {"command": "pytest tests/test_upload.py -q"}, "12 passed in 3.1s"),
         {"role": "assistant", "content": "Tests pass. Next I'll run the whole suite to check for regressions."},
         {"role": "user", "content": "ok go"},
         {"role": "assistant", "content": "Running it."},
@@ -105,7 +97,7 @@ def test_a_probe_the_head_or_tail_repeats_is_dropped(ev):
 def test_survival_reads_arguments_and_json_contents(ev):
     pr = ev.probes
     text = pr.output_text([{"role": "assistant", "content": "", "tool_calls": [
-        _call("c", "Write", {"file_path": "/a.py", "content": "x = 1\nLIMIT   =  15000\n"})]},
+        call("c", "Write", {"file_path": "/a.py", "content": "x = 1\nLIMIT   =  15000\n"})]},
         {"role": "tool", "tool_call_id": "c", "content": json.dumps({"output": 'a "quoted": value\n'})}])
     assert pr.survives("LIMIT = 15000", text)
     assert pr.survives('"quoted": value', text)  # unescaped from the JSON envelope

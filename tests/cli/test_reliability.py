@@ -15,7 +15,7 @@ import pytest
 
 from hermesctx.summary.text import is_summary_content
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _cli(*args, stdin=None, env=None, timeout=30, **kwargs):

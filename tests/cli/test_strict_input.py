@@ -128,7 +128,7 @@ def test_convert_refuses_a_document_that_is_no_transcript(value):
 
 
 # every command on hypothesis documents: never 70, never "role": null, never an empty output
-# for a non-empty transcript (tests/test_fuzz.py has the strategies)
+# for a non-empty transcript (tests/cli/test_fuzz.py has the strategies)
 import test_fuzz  # noqa: E402
 
 

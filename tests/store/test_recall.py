@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from builders import assistant, call, tool, user
 from conftest import invoke, load_example
 from test_store import bad_stores
 
@@ -21,12 +22,10 @@ SMALL = ["--protect-last-n", "6", "--tail-tokens", "400"]
 
 
 def turns(i: int) -> list:
-    return [{"role": "user", "content": f"round {i}: now check lib/mod{i}.py for FooError{i}"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"r{i}", "type": "function",
-                 "function": {"name": "terminal", "arguments": json.dumps({"command": f"pytest lib/mod{i}.py"})}}]},
-            {"role": "tool", "tool_call_id": f"r{i}", "content": f"E   FooError{i}: broken in lib/mod{i}.py " + "x" * 800},
-            {"role": "assistant", "content": f"Fixed FooError{i} in lib/mod{i}.py. " + "y" * 800}]
+    return [user(f"round {i}: now check lib/mod{i}.py for FooError{i}"),
+            assistant(None, call(f"r{i}", "terminal", {"command": f"pytest lib/mod{i}.py"})),
+            tool(f"r{i}", f"E   FooError{i}: broken in lib/mod{i}.py " + "x" * 800),
+            assistant(f"Fixed FooError{i} in lib/mod{i}.py. " + "y" * 800)]
 
 
 def compressed(doc, store, *extra):
