@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     # modules again), kept in a folder of this run: a warm-up run of each stage writes it
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = os.path.join(work, "pycache")
-    # the warm-up input: 2 MB of JSON Lines, past what jsonio's small codec reads, so the
+    # the warm-up input: 2 MB of JSON Lines, so the
     # warm-up imports (and compiles) orjson as the batch's runs do
     warm = os.path.join(work, "warm.jsonl")
     with open(warm, "w", encoding="utf-8") as handle:

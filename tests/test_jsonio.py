@@ -123,9 +123,9 @@ def test_huge_float_agrees_with_a_plain_walk(value):
 @pytest.mark.parametrize("text", ["[18446744073709551616, 0.5]", '{"a": [-9223372036854775809]}',
                                   '{"cost": 0.25, "n": 1e19, "id": "12345678901234567890"}'])
 def test_integers_beyond_64_bits_stay_exact_and_floats_stay_floats(text):
-    """Through orjson (``_loads``: the small codec would read these) and the guard after it."""
+    """Through orjson and the guard after it."""
     assert repr(jsonio._loads(text.encode())) == repr(json.loads(text))
-    assert repr(jsonio._loads_like_json(text)) == repr(json.loads(text))
+    assert repr(jsonio.loads_like_json(text)) == repr(json.loads(text))
 
 
 def test_a_twenty_digit_integer_stays_exact():
@@ -149,3 +149,60 @@ def test_a_long_input_keeps_freed_memory_for_the_next_document(tmp_path, monkeyp
     assert jsonio._tuned is True
     assert long == short and len(long) == 3
     jsonio.keep_freed_memory()  # once per process: a second call does nothing
+
+
+# --- the json-module faces: loads_like_json is json.loads, dumps_like_json json.dumps -------------
+
+ODD = "\x00\x01\x1f\x7f\"\\/'\u2028\ufeff\ud800\udc00é日😀"
+_texts = st.text(max_size=10) | st.text(st.sampled_from(ODD), max_size=6)
+_ints = st.integers() | st.sampled_from([2**63 - 1, -2**63, -2**63 - 1, 2**64 - 1, 2**64, 10**20])
+_leaves = st.none() | st.booleans() | _ints | st.floats() | _texts
+_values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=4)
+                       | st.dictionaries(_texts, inner, max_size=4), max_leaves=20)
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        return "ok", repr(fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - whatever the json module raises
+        return "error", type(exc), str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values, st.sampled_from([{}, {"ensure_ascii": False}, {"indent": 2}]), st.integers(0, 3))
+def test_loads_like_json_is_json_loads(value, dump, cut):
+    """The same value (types, key order, float bits) or the same exception, on text the stdlib
+    writes (NaN, big integers, lone surrogates) and on that text cut short."""
+    text = json.dumps(value, **dump)
+    for candidate in (text, text[:len(text) - cut]):
+        assert _outcome(jsonio.loads_like_json, candidate) == _outcome(json.loads, candidate)
+
+
+KWARGS = [{}, {"ensure_ascii": False}, {"ensure_ascii": False, "separators": (",", ":")},
+          {"sort_keys": True, "default": str}, {"ensure_ascii": False, "sort_keys": True, "default": str},
+          {"separators": (",", ":"), "default": str}]
+_odd_keys = _texts | _ints | st.floats() | st.booleans() | st.none()
+_odd_values = st.recursive(_leaves | st.tuples(_ints) | st.frozensets(st.integers(0, 3), max_size=2),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_odd_keys, inner, max_size=3),
+                           max_leaves=15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_odd_values, st.sampled_from(KWARGS))
+def test_dumps_like_json_is_json_dumps(value, kwargs):
+    """Byte for byte (the token counts of Hermes-exact stages measure these strings), errors too."""
+    assert _outcome(jsonio.dumps_like_json, value, **kwargs) == _outcome(json.dumps, value, **kwargs)
+    assert _outcome(jsonio.dumps_like_json, value, **kwargs) == _outcome(json.dumps, value, **kwargs)  # (kept encoder)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.text(max_size=12), lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=25))
+def test_dumps_writes_orjsons_bytes_and_loads_reads_them_back(value):
+    import orjson
+
+    for pretty, option in ((False, orjson.OPT_APPEND_NEWLINE), (True, orjson.OPT_APPEND_NEWLINE | orjson.OPT_INDENT_2)):
+        data = jsonio.dumps(value, pretty=pretty)
+        assert data == orjson.dumps(value, option=option)
+        assert repr(jsonio.loads(data)) == repr(json.loads(data)) == repr(value) or value != value

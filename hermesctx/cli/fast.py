@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
-
-from hermesctx.lean import import_module
+from importlib import import_module
 
 # what the parser cannot decide: it gives the command line to click
 _NOT_SURE = object()

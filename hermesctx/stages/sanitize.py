@@ -590,17 +590,15 @@ def find_problems(messages: list) -> list[dict]:
     return problems
 
 
-def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = True) -> bool:
+def _pairs_clean(messages: list, target: str, checked: bool = True) -> str | bool:
     """Whether ``messages`` break no tool-pairing rule of ``target``. A clean list (the usual
     input, and the usual repair) is told in one pass with the send path's own check
-    (:func:`send.openai_ready`, :func:`send.anthropic_ready`); when it is ``handed_on`` as the
-    output, the send path is told (:func:`send.vouch`) and does not check it again. Not yet
-    ``checked``: the messages are first checked as :func:`check_messages` does (that pass
-    answers it too: every message an object with a string role)."""
+    (:func:`send.openai_ready`, :func:`send.anthropic_ready`): then the answer is ``target``,
+    the format whose send path need not check the list again. Not yet ``checked``: the
+    messages are first checked as :func:`check_messages` does (that pass answers it too: every
+    message an object with a string role)."""
     if (send.anthropic_ready if target == ANTHROPIC else send.openai_ready)(messages):
-        if handed_on:
-            send.vouch(messages, target)
-        return True
+        return target
     if not checked:
         check_messages(messages)
     return pairing_clean(messages, target)
@@ -616,16 +614,29 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     - ``hermes``: Hermes's repair (the compressor's, or the pre-API one with ``stub``), when
       its result breaks no tool-pairing rule.
     - ``positional``: else :func:`repair_positional` of the input."""
+    new_doc, report, _ready = _sanitized(doc, stub)
+    return new_doc, report
+
+
+def _sanitized(doc: Any, stub: bool) -> tuple[Any, dict, str | None]:
+    """:func:`sanitize`, and the format whose send path need not check the output's messages
+    again (they passed its ready check: :data:`send.READY`), or None."""
     messages = messages_of(doc)
     target = target_of(doc)  # (reads any list: the messages are checked in _pairs_clean)
-    if _pairs_clean(messages, target, handed_on=not stub, checked=False):  # (--stub: a new list)
+    clean = _pairs_clean(messages, target, checked=False)
+    ready = None
+    if clean:
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"
+        if not stub:  # (--stub: a new list)
+            ready = clean if isinstance(clean, str) else None
     else:
         new, report = (stub_orphans if stub else strip_orphans)(messages)
         report["repair"] = "hermes"
-        if not _pairs_clean(new, target, handed_on=True):
+        clean = _pairs_clean(new, target)
+        ready = clean if isinstance(clean, str) else None
+        if not clean:
             new, report = repair_positional(messages, target, stub=stub)
             report["repair"] = "positional"
     for key in _POSITIONAL_KEYS:
@@ -634,8 +645,8 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     report["messages_before"] = len(messages)
     report["messages_after"] = len(new)
     if new is messages:
-        return doc, report
-    return with_messages(doc, new), report
+        return doc, report, ready
+    return with_messages(doc, new), report, ready
 
 
 def describe(report: dict) -> str:
@@ -666,7 +677,12 @@ class Options:
 def build(options: Options, ctx):
     """The stage as a function of one document, ``doc -> (doc, report)``."""
     stub = bool(options.stub)
-    return lambda doc: sanitize(doc, stub=stub)
+
+    def run(doc: Any) -> tuple[Any, dict]:
+        new, report, ready = _sanitized(doc, stub)
+        return new, report if ready is None else {**report, send.READY: ready}
+
+    return run
 
 
 def check(doc: Any, target: str, _line: int | None = None) -> list:

@@ -18,7 +18,8 @@ stand in, visibly.
 
 from __future__ import annotations
 
-from hermesctx.lean import import_module
+from importlib import import_module
+
 from hermesctx.record import field, record, replace
 
 TYPE_CHECKING = False

@@ -67,16 +67,31 @@ def describe(counts: dict) -> list[str]:
     return [f"wire: {what}: {n}" for what, n in counts.items()]
 
 
-def request(doc: Any, fmt: str, counts: dict | None = None) -> Any:
-    """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged)."""
+# the key of a stage's report that says its output's messages passed :func:`openai_ready` or
+# :func:`anthropic_ready` (its value: ``openai`` / ``anthropic``), so the send path of that format
+# need not check them again; the document loop takes it out of the report (:func:`ready_of`)
+READY = "_wire_ready"
+
+
+def ready_of(report: Any) -> tuple[str | None, Any]:
+    """``(ready, report)``: what a stage's report says its output is ready for (:data:`READY`,
+    else None), and the report without that key."""
+    if type(report) is not dict or READY not in report:
+        return None, report
+    return report[READY], {k: v for k, v in report.items() if k != READY}
+
+
+def request(doc: Any, fmt: str, counts: dict | None = None, ready: str | None = None) -> Any:
+    """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged).
+    ``ready``: the format whose ready check ``doc``'s messages are known to pass (a stage that
+    checked them and handed them on unchanged: sanitize on a clean transcript), not checked again."""
     if fmt not in ("openai", "anthropic"):
         return doc
     counts = {} if counts is None else counts
     if fmt == "anthropic" or (isinstance(doc, dict) and "system" in doc):  # (an Anthropic body
-        out = anthropic_request(doc, counts)                              # in an OpenAI batch)
+        out = anthropic_request(doc, counts, ready == "anthropic")        # in an OpenAI batch)
     else:
-        out = openai_request(doc, counts)
-    _vouched.clear()  # (a list vouched for and written in another format is not kept)
+        out = openai_request(doc, counts, ready == "openai")
     if _message_list(out) == []:  # no API takes an empty message list (D12)
         from hermesctx.messages import is_lenient
 
@@ -129,13 +144,14 @@ def _message_list(doc: Any) -> list | None:
 
 # --- OpenAI ----------------------------------------------------------------------------------
 
-def openai_request(doc: Any, counts: dict | None = None) -> Any:
-    """An OpenAI chat body (or bare message list) as it goes on the wire."""
+def openai_request(doc: Any, counts: dict | None = None, ready: bool = False) -> Any:
+    """An OpenAI chat body (or bare message list) as it goes on the wire (``ready``: its
+    messages are known to pass :func:`openai_ready`)."""
     counts = {} if counts is None else counts
     messages = _message_list(doc)
     if messages is None:
         return doc
-    out = messages if openai_unchanged(messages) else list(openai_messages(messages, counts))
+    out = messages if ready or openai_unchanged(messages) else list(openai_messages(messages, counts))
     return _rebuilt(doc, messages, out, OPENAI_REQUEST_KEYS, counts)
 
 
@@ -147,10 +163,7 @@ def openai_unchanged(messages: list) -> bool:
     """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
     that answers True only when no rule applies (no internal key, no run of assistant or user
     turns to merge, every result answering a call of its turn once, nothing empty), so the
-    usual clean transcript is not rebuilt. False sends the list through the full path. A list
-    :func:`vouch` was told about is answered without the pass."""
-    if _taken(messages, "openai"):
-        return True
+    usual clean transcript is not rebuilt. False sends the list through the full path."""
     prev_role = None
     known: set = set()
     for msg in messages:
@@ -187,29 +200,6 @@ def openai_unchanged(messages: list) -> bool:
         if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
             return False
     return True
-
-
-# the list a stage found ready for the wire (:func:`vouch`), its length and format, until the
-# send path takes it (one slot: a batch holds one document at a time)
-_vouched: list = []
-
-
-def vouch(messages: list, fmt: str = "openai") -> None:
-    """Tell the send path that ``messages`` passed :func:`openai_ready` (``fmt`` ``openai``) or
-    :func:`anthropic_ready` (``anthropic``): a stage that checked its input and hands that very
-    list on, unchanged (sanitize on a clean transcript), so the send path of that format does
-    not check it again. Stages never mutate what they read, so the answer still holds when the
-    output is written; the slot keeps the one list (its length too), is emptied when used and
-    replaced by the next document's."""
-    _vouched[:] = [messages, len(messages), fmt]
-
-
-def _taken(messages: list, fmt: str) -> bool:
-    """Whether :func:`vouch` was told about ``messages`` for ``fmt`` (the slot is emptied then)."""
-    if _vouched and _vouched[0] is messages and _vouched[1] == len(messages) and _vouched[2] == fmt:
-        _vouched.clear()
-        return True
-    return False
 
 
 _ABSENT = object()  # (a missing key)
@@ -510,8 +500,9 @@ class AnthropicState:
         return f"{old}_{n}"
 
 
-def anthropic_request(body: Any, counts: dict | None = None) -> Any:
-    """An Anthropic Messages body (or bare message list) as it goes on the wire."""
+def anthropic_request(body: Any, counts: dict | None = None, ready: bool = False) -> Any:
+    """An Anthropic Messages body (or bare message list) as it goes on the wire (``ready``: its
+    messages are known to pass :func:`anthropic_ready`)."""
     counts = {} if counts is None else counts
     messages = _message_list(body)
     if messages is None:
@@ -528,7 +519,7 @@ def anthropic_request(body: Any, counts: dict | None = None) -> Any:
             system = anthropic_system(body["system"], state, counts)
             if system is not body["system"]:
                 top["system"] = _DROP if system is None else system
-    if _taken(messages, "anthropic") and not state.ids:  # (a tool id in the system: walk)
+    if ready and not state.ids:  # (a tool id in the system: walk)
         out = messages
     else:
         out = list(anthropic_messages(messages, counts, state))

@@ -282,29 +282,38 @@ def test_ready_agrees_on_generated_transcripts():
     assert seen == {True, False}  # (both kinds met)
 
 
-def test_sanitize_vouching_gives_what_the_send_path_checking_again_gives():
-    """sanitize hands a clean list on with :func:`send.vouch`: writing it then gives the same
-    request (the very same object, nothing counted) as checking it again; with --stub (a new
-    list) nothing is vouched for."""
-    vouched = 0
+def _sanitize_stage(stub: bool = False):
+    """sanitize as the document loop runs it (its report may say the output is ready)."""
+    from hermesctx.stages import sanitize as stage
+
+    return stage.build(stage.Options(stub=stub), None)
+
+
+def test_sanitize_ready_output_gives_what_the_send_path_checking_again_gives():
+    """sanitize's report says when the list it hands on passed the send path's ready check
+    (:data:`send.READY`): writing it without the check then gives the same request (the very
+    same object, nothing counted) as checking it again; with --stub only of a repaired list."""
+    run = _sanitize_stage()
+    ready_seen = 0
     for messages in _seeded(80):
         doc = {"model": "m", "messages": messages}
-        out, report = sanitize(doc)
-        if send._vouched:  # (the input as it is, or Hermes's repair of it)
-            vouched += 1
-            assert out["messages"] is send._vouched[0] and report["repair"] in ("none", "hermes")
+        out, report = run(doc)
+        ready, rest = send.ready_of(report)
+        assert send.READY not in rest and (out, rest) == sanitize(doc)
+        if ready is not None:
+            ready_seen += 1
+            assert ready == "openai" and rest["repair"] in ("none", "hermes")
         counts: dict = {}
-        fast = send.request(out, "openai", counts)
-        assert not send._vouched  # (the slot is emptied by writing)
+        fast = send.request(out, "openai", counts, ready)
         again: dict = {}
         assert fast == send.request(out, "openai", again) and counts == again
         if fast is out:
             assert send.request(out, "openai", {}) is out
-    assert vouched
-    for messages in _seeded(20):
-        send._vouched.clear()  # (_seeded's own sanitize vouches for its output)
-        sanitize({"messages": messages}, stub=True)
-        assert not send._vouched or send._vouched[0] is not messages
+    assert ready_seen
+    stub = _sanitize_stage(stub=True)
+    for messages in _seeded(20):  # (ready only for Hermes's repair: a list checked after it was made)
+        ready, report = send.ready_of(stub({"messages": messages})[1])
+        assert ready is None or report["repair"] == "hermes"
 
 
 # --- the Anthropic one pass: sanitize's pairing check and the send path's work at once -----------
@@ -490,21 +499,19 @@ def test_anthropic_ready_on_a_clean_transcript_with_thinking():
     assert not send.anthropic_ready(moved)  # (thinking after a tool_use: the send path moves it)
 
 
-def test_anthropic_vouch_is_taken_by_the_anthropic_send_path_only():
+def test_anthropic_ready_is_taken_by_the_anthropic_send_path_only():
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
         {"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]}]
     twice = [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]
     assert send.anthropic_ready(twice)  # (one Anthropic turn; OpenAI merges the two)
-    send.vouch(twice, ANTHROPIC)
-    assert not send.openai_unchanged(twice) and send._vouched  # (an OpenAI check is no use of it)
-    send.vouch(messages, ANTHROPIC)
-    # a tool_use id in the system: the messages are walked (the id is renumbered), vouched or not
-    body = {"system": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}], "messages": messages}
     counts: dict = {}
-    out = send.request(body, "anthropic", counts)
+    assert send.request(twice, "openai", counts, ANTHROPIC) != twice and counts  # (no use to OpenAI)
+    # a tool_use id in the system: the messages are walked (the id is renumbered), ready or not
+    body = {"system": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}], "messages": messages}
+    counts = {}
+    out = send.request(body, "anthropic", counts, ANTHROPIC)
     assert out["messages"][1]["content"][0]["id"] == "a_2" and counts == {send.RENUMBERED: 1}
-    assert not send._vouched
 
 
 def _an_bodies(n):
@@ -526,19 +533,20 @@ def _an_bodies(n):
         yield body
 
 
-def test_sanitize_vouching_for_anthropic_gives_what_the_send_path_checking_again_gives():
-    vouched = 0
+def test_sanitize_ready_for_anthropic_gives_what_the_send_path_checking_again_gives():
+    run = _sanitize_stage()
+    ready_seen = 0
     for body in _an_bodies(120):
-        out, report = sanitize(body)
-        if send._vouched:
-            vouched += 1
-            assert send._vouched[0] is out["messages"] and send._vouched[2] == ANTHROPIC
+        out, report = run(body)
+        ready, _ = send.ready_of(report)
+        if ready is not None:
+            ready_seen += 1
+            assert ready == ANTHROPIC
         counts: dict = {}
-        fast = send.request(out, "anthropic", counts)
-        assert not send._vouched
+        fast = send.request(out, "anthropic", counts, ready)
         again: dict = {}
         assert fast == send.request(out, "anthropic", again) and counts == again
-    assert 10 < vouched < 120
+    assert 10 < ready_seen < 120
 
 
 # --- the pairing check that stops at the first problem ------------------------------------------
