@@ -24,6 +24,7 @@ from hermesctx.wire import params, tooldefs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 OPENAI = "openai"
@@ -503,43 +504,92 @@ def _oa_tool_call(sink: _Sink, tpath: str, call: Any) -> None:
                 _oa_type(sink, f"{tpath}.{kind}.{key}", "a string", inner[key])
 
 
-def openai_pairs_clean(messages: list) -> bool:
-    """True only when :func:`_openai_pairing` finds nothing: every run of tool messages
-    right after an assistant's calls answers each of its (string, distinct) ids once, and no
-    tool message stands anywhere else. The usual clean transcript is answered here in one pass
-    with no problem text built; False (also for any odd id) leaves the answer to the full
-    check."""
-    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
+class Walk:
+    """What a one-pass check carries from message to message (:func:`one_pass`): the role of
+    the message before, the ids of the open assistant's calls not answered yet (``pending``,
+    the pairing rule's) and those a result may still answer (``known``, the send path's)."""
+
+    __slots__ = ("prev_role", "pending", "known")
+
+    def __init__(self) -> None:
+        self.prev_role: Any = None
+        self.pending: set = set()
+        self.known: set = set()
+
+
+def by_role(tests: Iterable[tuple], plain: frozenset = frozenset()) -> tuple:
+    """One-pass tests as :func:`one_pass` takes them, from ``(test, roles)`` or ``(test, roles,
+    keyed)`` (``roles`` None: every message; ``keyed``: asked only of a message with a key
+    beyond ``plain``): for each role named, and for any other role, the tests of a message
+    whose keys are all ``plain`` and those of any other, each in their order."""
+    rows = [(t[0], t[1], t[2] if len(t) > 2 else False) for t in tests]
+
+    def of(role: Any) -> tuple[tuple, tuple]:
+        asked = [(test, keyed) for test, roles, keyed in rows if roles is None or role in roles]
+        return tuple(test for test, keyed in asked if not keyed), tuple(test for test, _ in asked)
+
+    return {role: of(role) for _, roles, _ in rows for role in roles or ()}, of(None), plain
+
+
+def one_pass(messages: list, tests: tuple, *, odd_ok: bool = False) -> bool:
+    """True when no test says its rule might apply to any message of ``messages`` (``tests``
+    from :func:`by_role`; each ``test(msg, role, walk) -> bool`` is True whenever its rule might
+    apply, so False is a promise; a test that carries state in the :class:`Walk` advances it as
+    it looks) and no call is left unanswered. A message that is not an object makes it False,
+    unless ``odd_ok`` (a check that words such a message elsewhere): then the tests see an
+    empty one."""
+    named, others, plain = tests
+    walk = Walk()
     for msg in messages:
         if type(msg) is not dict:
-            if pending:
+            if not odd_ok:
                 return False
-            pending = None
-            continue
+            msg = {}
         role = msg.get("role")
-        if role == "tool":
-            cid = msg.get("tool_call_id")
-            if pending is None or type(cid) is not str or cid not in pending:
+        asked = named.get(role, others) if type(role) is str else others
+        for test in asked[0] if plain.issuperset(msg) else asked[1]:
+            if test(msg, role, walk):
                 return False
-            pending.remove(cid)
-            continue
-        if pending:
-            return False
-        pending = None
-        if role != "assistant":
-            continue
-        calls = msg.get("tool_calls")
-        if calls is None or type(calls) is not list:
-            continue
-        if not calls:
-            return False
-        pending = set()
-        for call in calls:
-            cid = call.get("id") if type(call) is dict else None
-            if type(cid) is not str or cid in pending:
-                return False
-            pending.add(cid)
-    return not pending
+        walk.prev_role = role
+    return not walk.pending
+
+
+def oa_unpaired(msg: dict, role: Any, walk: Walk) -> bool:
+    """The OpenAI pairing rule (OA-TOOL-*, :func:`_openai_pairing`) as a one-pass test: the run
+    of tool messages right after an assistant's calls answers each of its (string, distinct)
+    ids once; no tool message stands anywhere else. True also for any odd id."""
+    pending = walk.pending
+    if role == "tool":
+        cid = msg.get("tool_call_id")
+        if type(cid) is not str or cid not in pending:
+            return True
+        pending.remove(cid)
+        return False
+    if pending:
+        return True
+    if role != "assistant":
+        return False
+    calls = msg.get("tool_calls")
+    if calls is None or type(calls) is not list:
+        return False
+    if not calls:
+        return True
+    for call in calls:
+        cid = call.get("id") if type(call) is dict else None
+        if type(cid) is not str or cid in pending:
+            return True
+        pending.add(cid)
+    return False
+
+
+_PAIRING_TESTS = by_role([(oa_unpaired, None)])
+
+
+def openai_pairs_clean(messages: list) -> bool:
+    """True only when :func:`_openai_pairing` finds nothing (:func:`oa_unpaired` in one pass):
+    the usual clean transcript is answered with no problem text built; False (also for any
+    odd id) leaves the answer to the full check."""
+    return one_pass(messages, _PAIRING_TESTS, odd_ok=True)
 
 
 def _openai_pairing(messages: list, sink: _Sink) -> None:

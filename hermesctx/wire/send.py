@@ -16,11 +16,13 @@ is counted in ``counts`` (``what -> n``) for the command to report.
 
 from __future__ import annotations
 
+from hermesctx.record import record
 from hermesctx.wire import params
+from hermesctx.wire.rules import by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 OPENAI_REQUEST_KEYS = params.OPENAI
@@ -155,122 +157,158 @@ def openai_request(doc: Any, counts: dict | None = None, ready: bool = False) ->
     return _rebuilt(doc, messages, out, OPENAI_REQUEST_KEYS, counts)
 
 
+# --- the OpenAI rules: one row each, its repair and its one-pass test ---------------------------
+
 # the keys of a message that needs nothing of the send path (any other key is looked at)
 _PLAIN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "refusal"})
 
 
+def _internal_key(msg: dict, role: Any = None, walk: Any = None) -> bool:
+    """Whether a message holds a key the send path removes."""
+    return any(
+        key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_") for key in msg)
+
+
+def _drop_internal_keys(msg: dict, role: Any, counts: dict) -> dict:
+    out = None
+    for key in msg:
+        if key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_"):
+            if out is None:
+                out = dict(msg)
+            del out[key]
+            bump(counts, REASONING if key == "reasoning" else INTERNAL_KEYS)
+    return msg if out is None else out
+
+
+def _replayed_thinking(msg: dict, role: Any, walk: Any = None) -> bool:
+    return "reasoning_details" in msg
+
+
+def _drop_replayed_thinking(msg: dict, role: Any, counts: dict) -> dict:
+    """Anthropic's signed thinking (``reasoning_details``): no OpenAI endpoint replays it."""
+    details = msg.get("reasoning_details")
+    if isinstance(details, list) and details and all(
+            isinstance(d, dict) and d.get("type") in _THINKING for d in details):
+        bump(counts, REASONING)
+        return {k: v for k, v in msg.items() if k != "reasoning_details"}
+    return msg
+
+
+def _parts_to_clean(msg: dict, role: Any, walk: Any = None) -> bool:
+    content = msg.get("content")
+    return isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content
+
+
+def _clean_parts(msg: dict, role: Any, counts: dict) -> dict:
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return msg
+    parts = _openai_parts(content, role == "tool", counts)
+    if parts is content:
+        return msg
+    return {**msg, "content": parts if parts else None if role == "assistant" else ""}
+
+
+def _empty_calls(msg: dict, role: Any, walk: Any = None) -> bool:
+    return role == "assistant" and msg.get("tool_calls") == []
+
+
+def _drop_empty_calls(msg: dict, role: Any, counts: dict) -> dict:
+    if not _empty_calls(msg, role):
+        return msg
+    bump(counts, EMPTY_CALLS)
+    return {k: v for k, v in msg.items() if k != "tool_calls"}
+
+
+def _call_internal(call: Any) -> bool:
+    return isinstance(call, dict) and ("call_id" in call or "response_item_id" in call or "extra_content" in call)
+
+
+def _calls_with_internals(msg: dict, role: Any, walk: Any = None) -> bool:
+    calls = msg.get("tool_calls")
+    return role == "assistant" and isinstance(calls, list) and any(map(_call_internal, calls))
+
+
+def _strip_call_internals(msg: dict, role: Any, counts: dict) -> dict:
+    """Internal keys off the calls; a Codex call goes out with its ``call_id`` for its id (the
+    results match it by that, as in Hermes)."""
+    if not _calls_with_internals(msg, role):
+        return msg
+    new = list(msg["tool_calls"])
+    for i, call in enumerate(new):
+        if _call_internal(call):
+            new[i] = {k: v for k, v in call.items() if k not in _CALL_INTERNAL}
+            if _codex_id(call):
+                new[i]["id"] = call["call_id"]
+            bump(counts, INTERNAL_KEYS)
+    return {**msg, "tool_calls": new}
+
+
+def _empty_assistant_message(msg: dict, role: Any, walk: Any = None) -> bool:
+    return role == "assistant" and _empty_assistant(msg)
+
+
+def _drop_empty_assistant(msg: dict, role: Any, counts: dict) -> dict | None:
+    if not _empty_assistant_message(msg, role):
+        return msg
+    bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
+    return None
+
+
+def _assistant_run(msg: dict, role: Any, walk: Any) -> bool:
+    return role == "assistant" and walk.prev_role == "assistant"
+
+
+def _user_run(msg: dict, role: Any, walk: Any) -> bool:
+    return role == "user" and walk.prev_role == "user"
+
+
+def _stray_result(msg: dict, role: Any, walk: Any) -> bool:
+    """A result that answers no call of its turn (or one answered already); advances the ids a
+    result may still answer, as :func:`_clean_openai` does."""
+    known = walk.known
+    if role == "tool":
+        call_id = msg.get("tool_call_id")
+        if type(call_id) is not str or call_id not in known:
+            return True
+        known.discard(call_id)
+    elif role == "assistant":
+        calls = msg.get("tool_calls")
+        walk.known = {call["id"] for call in calls if type(call) is dict and type(call.get("id")) is str} \
+            if type(calls) is list else set()
+    elif role == "user":
+        walk.known = set()
+    return False
+
+
+def _odd_shape(msg: dict, role: Any, walk: Any) -> bool:
+    """A message the one pass leaves to the full checks (they word it): a role that is no
+    non-empty string, calls that are no list of objects with a string id, content of no API's
+    shape."""
+    if type(role) is not str or not role:
+        return True
+    calls = msg.get("tool_calls")
+    if calls is not None and (type(calls) is not list or not all(
+            type(call) is dict and type(call.get("id")) is str for call in calls)):
+        return True
+    content = msg.get("content")
+    return not (content is None or content.__class__ is str or content.__class__ is list
+                or (content.__class__ is dict and content.get("_multimodal")))
+
+
 def openai_unchanged(messages: list) -> bool:
     """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
-    that answers True only when no rule applies (no internal key, no run of assistant or user
-    turns to merge, every result answering a call of its turn once, nothing empty), so the
-    usual clean transcript is not rebuilt. False sends the list through the full path."""
-    prev_role = None
-    known: set = set()
-    for msg in messages:
-        if type(msg) is not dict:
-            return False
-        role = msg.get("role")
-        if role == prev_role and role in ("assistant", "user"):
-            return False
-        prev_role = role
-        if not _PLAIN_KEYS.issuperset(msg) and _internal_key(msg):
-            return False
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if not isinstance(call_id, str) or call_id not in known:
-                return False
-            known.discard(call_id)
-        elif role == "assistant":
-            calls = msg.get("tool_calls")
-            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
-                return False  # (_empty_assistant, inline: one call less per turn)
-            known = set()
-            if isinstance(calls, list):
-                if not calls:
-                    return False
-                for call in calls:
-                    if isinstance(call, dict):
-                        if "call_id" in call or "response_item_id" in call or "extra_content" in call:
-                            return False
-                        if isinstance(call.get("id"), str):
-                            known.add(call["id"])
-        elif role == "user":
-            known = set()
-        content = msg.get("content")
-        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
-            return False
-    return True
-
-
-_ABSENT = object()  # (a missing key)
+    in which no rule of :data:`OPENAI_RULES` might apply, so the usual clean transcript is not
+    rebuilt. False sends the list through the full path."""
+    return one_pass(messages, _UNCHANGED_TESTS)
 
 
 def openai_ready(messages: list) -> bool:
     """:func:`openai_unchanged` and :func:`hermesctx.wire.rules.openai_pairs_clean` of
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
-    would have to look at more closely (a message or call that is not an object, ``tool_calls``
-    that is no list, a role that is no non-empty string): the caller then runs each in full.
-    Under the pairing rule (each run of results right after its assistant, answering each of
-    its distinct string ids once) every result answers a call of its turn once, so the send
-    path's own result check holds too."""
-    prev_role = None
-    pending: set = set()  # the open assistant's ids not answered yet
-    plain = _PLAIN_KEYS.issuperset
-    for msg in messages:
-        if type(msg) is not dict:
-            return False
-        role = msg.get("role")
-        content = msg.get("content", _ABSENT)
-        known = 1 if content is _ABSENT else 2  # how many of its keys are plain ones seen here
-        if role == "tool":
-            try:
-                pending.remove(msg["tool_call_id"])
-            except (KeyError, TypeError):  # no id, or none the open run has left to answer
-                return False
-            known += 1 + ("name" in msg)
-        elif pending:
-            return False
-        elif role == "assistant":
-            if prev_role == "assistant":
-                return False
-            calls = msg.get("tool_calls")
-            if calls is None:
-                if not msg.get("function_call") and content in (None, [], _ABSENT):
-                    return False  # (_empty_assistant, inline: one call less per turn)
-            else:
-                if type(calls) is not list or not calls:
-                    return False
-                for call in calls:
-                    if type(call) is not dict or "call_id" in call or "response_item_id" in call \
-                            or "extra_content" in call:
-                        return False
-                    call_id = call.get("id")
-                    if type(call_id) is not str or call_id in pending:
-                        return False
-                    pending.add(call_id)
-                known += 1
-        elif role == "user":
-            if prev_role == "user":
-                return False
-        elif type(role) is not str or not role:
-            return False
-        prev_role = role
-        if len(msg) != known and not plain(msg) and _internal_key(msg):  # (all seen: no set built)
-            return False
-        if isinstance(content, list):
-            if _openai_parts(content, role == "tool", {}) is not content:
-                return False
-        elif content.__class__ is not str and content is not None and content is not _ABSENT and not (
-                content.__class__ is dict and content.get("_multimodal")):
-            return False  # (content of no API's shape: the caller's check words it)
-    return not pending
-
-
-def _internal_key(msg: dict) -> bool:
-    """Whether a message holds a key the send path removes (or replayed reasoning it looks at)."""
-    return any(key in _OPENAI_INTERNAL or key == "reasoning_details" or (isinstance(key, str) and key[:1] == "_")
-               for key in msg)
+    would have to look at more closely (:func:`_odd_shape`): the caller then runs each in full."""
+    return one_pass(messages, _READY_TESTS)
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -378,51 +416,12 @@ def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
 
 
 def _openai_message(msg: dict, role: Any, counts: dict) -> dict | None:
-    out = None
-    for key in msg:
-        if key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_"):
-            if out is None:
-                out = dict(msg)
-            del out[key]
-            bump(counts, REASONING if key == "reasoning" else INTERNAL_KEYS)
-    details = msg.get("reasoning_details")
-    if isinstance(details, list) and details and all(
-            isinstance(d, dict) and d.get("type") in _THINKING for d in details):
-        out = dict(msg) if out is None else out
-        del out["reasoning_details"]  # Anthropic's signed thinking: no OpenAI endpoint replays it
-        bump(counts, REASONING)
-    content = msg.get("content")
-    if isinstance(content, list):
-        parts = _openai_parts(content, role == "tool", counts)
-        if parts is not content:
-            out = dict(msg) if out is None else out
-            out["content"] = parts if parts or role == "assistant" else ""
-            if not parts and role == "assistant":
-                out["content"] = None
-    calls = msg.get("tool_calls")
-    if calls is not None and role == "assistant":
-        if calls == []:
-            out = dict(msg) if out is None else out
-            del out["tool_calls"]
-            bump(counts, EMPTY_CALLS)
-        elif isinstance(calls, list):
-            new = None
-            for i, call in enumerate(calls):
-                if isinstance(call, dict) and ("call_id" in call or "response_item_id" in call
-                                               or "extra_content" in call):
-                    if new is None:
-                        new = list(calls)
-                    new[i] = {k: v for k, v in call.items() if k not in _CALL_INTERNAL}
-                    if _codex_id(call):  # results match a Codex call by its call_id (as Hermes)
-                        new[i]["id"] = call["call_id"]
-                    bump(counts, INTERNAL_KEYS)
-            if new is not None:
-                out = dict(msg) if out is None else out
-                out["tool_calls"] = new
-    if role == "assistant" and _empty_assistant(out if out is not None else msg):
-        bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
-        return None
-    return out if out is not None else msg
+    """One message through the message rules of :data:`OPENAI_RULES`, in their order."""
+    for repair in _MESSAGE_REPAIRS:
+        msg = repair(msg, role, counts)
+        if msg is None:
+            return None
+    return msg
 
 
 def _codex_id(call: dict) -> bool:
@@ -469,6 +468,50 @@ def _merge_user(prev: dict, msg: dict) -> dict | None:
     if not isinstance(old, str) or not isinstance(new, str):
         return None
     return {**prev, "content": old + "\n\n" + new if old and new else old or new}
+
+
+@record(frozen=True)
+class Rule:
+    """One rule of the send path: what its repair counts (a line of the report), the rules of
+    :mod:`hermesctx.wire.rules` it keeps a request clear of (what ``validate`` reports), the
+    repair, and ``might_apply(msg, role, walk)``: a cheap test that is True whenever the repair
+    might change the message (False is a promise), asked of the messages of ``roles`` only
+    (None: of every message), and with ``keyed`` only of a message with a key besides the
+    plain ones (:data:`_PLAIN_KEYS`). The one-pass checks are built from the tests
+    (:func:`hermesctx.wire.rules.one_pass`); a rule with ``message`` set repairs one message at
+    a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
+    passes over the stream (:func:`openai_messages`)."""
+
+    what: str
+    rules: tuple
+    repair: Callable
+    might_apply: Callable
+    roles: tuple | None = None
+    keyed: bool = False
+    message: bool = True
+
+
+_ASSISTANT = ("assistant",)
+OPENAI_RULES = (
+    Rule(MERGED_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _merge_assistants, _assistant_run, _ASSISTANT,
+         message=False),
+    Rule(STRAY_TOOL, ("OA-TOOL-ORPHAN", "OA-TOOL-ID-MISMATCH", "OA-TOOL-DUP-ID"), _clean_openai, _stray_result,
+         ("tool", "assistant", "user"), message=False),
+    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY",), _drop_internal_keys, _internal_key, keyed=True),
+    Rule(REASONING, ("OA-EXTRA-KEY",), _drop_replayed_thinking, _replayed_thinking, keyed=True),
+    Rule(EMPTY_TEXT, ("OA-SCHEMA",), _clean_parts, _parts_to_clean),
+    Rule(EMPTY_CALLS, ("OA-TOOL-CALLS-EMPTY",), _drop_empty_calls, _empty_calls, _ASSISTANT),
+    Rule(UNIFIED_IDS, ("OA-EXTRA-KEY", "OA-TOOL-ID-MISMATCH"), _strip_call_internals, _calls_with_internals,
+         _ASSISTANT),
+    Rule(EMPTY_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _drop_empty_assistant, _empty_assistant_message,
+         _ASSISTANT),
+    Rule(MERGED_USER, (), _merge_users, _user_run, ("user",), message=False),
+)
+_MESSAGE_REPAIRS = tuple(rule.repair for rule in OPENAI_RULES if rule.message)
+_OPENAI_TESTS = [(rule.might_apply, rule.roles, rule.keyed) for rule in OPENAI_RULES]
+_UNCHANGED_TESTS = by_role(_OPENAI_TESTS, _PLAIN_KEYS)
+# openai_ready's: the odd shapes it leaves to the full checks, and sanitize's pairing rule too
+_READY_TESTS = by_role([(_odd_shape, None), (oa_unpaired, None), *_OPENAI_TESTS], _PLAIN_KEYS)
 
 
 # --- Anthropic -------------------------------------------------------------------------------
