@@ -477,7 +477,8 @@ class Rule:
     repair, and ``might_apply(msg, role, walk)``: a cheap test that is True whenever the repair
     might change the message (False is a promise), asked of the messages of ``roles`` only
     (None: of every message), and with ``keyed`` only of a message with a key besides the
-    plain ones (:data:`_PLAIN_KEYS`). The one-pass checks are built from the tests
+    plain ones (:data:`_PLAIN_KEYS`); an Anthropic rule's test may be of a block instead
+    (``where``, :func:`_anthropic_tests`). The one-pass checks are built from the tests
     (:func:`hermesctx.wire.rules.one_pass`); a rule with ``message`` set repairs one message at
     a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
     passes over the stream (:func:`openai_messages`)."""
@@ -489,6 +490,7 @@ class Rule:
     roles: tuple | None = None
     keyed: bool = False
     message: bool = True
+    where: tuple = ()  # (an Anthropic rule's: see _anthropic_tests)
 
 
 _ASSISTANT = ("assistant",)
@@ -567,119 +569,6 @@ def anthropic_request(body: Any, counts: dict | None = None, ready: bool = False
     else:
         out = list(anthropic_messages(messages, counts, state))
     return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
-
-
-_NO_ROLE = object()  # (no message has it)
-
-
-def anthropic_ready(messages: list) -> bool:
-    """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
-    whatever the request's system and tools hold, bar a tool id) and
-    :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
-    check and the send path's work on the usual clean transcript in one pass, as
-    :func:`openai_ready` for OpenAI. True only when both hold; False also for anything either
-    looks at more closely (a cache breakpoint, a key besides role and content, a role besides
-    user and assistant, empty content, a block the send path would drop or move, an id that is
-    no string, a result answering a call already answered): the caller then runs each in full.
-    Pairing: the tool_use ids of each assistant turn (consecutive same-role messages are one
-    turn), distinct and never used before, are each answered by a tool_result block in the run
-    at the front of the user turn right after it."""
-    prev_role: Any = _NO_ROLE  # (the first message starts a turn)
-    pending: set = set()  # the last assistant turn's ids not answered yet
-    used: set = set()  # every tool_use id so far, by hash (as AnthropicState keeps them)
-    leading = True  # in a user turn: no block but tool_result yet
-    for msg in messages:
-        if type(msg) is not dict or len(msg) != 2:
-            return False
-        try:
-            role, content = msg["role"], msg["content"]  # (len 2: no other key)
-        except KeyError:
-            return False
-        if role != prev_role:
-            if role == "assistant":
-                if pending:
-                    return False
-            elif role != "user":
-                return False
-            prev_role = role
-            leading = True
-        if type(content) is str:
-            if not content or content.isspace():  # (isspace: strip()'s whitespace, no copy)
-                return False
-            leading = False  # (a text block of the turn the API joins: results after it are late)
-            continue
-        if type(content) is not list or not content:
-            return False
-        if role == "assistant":
-            thinking = other = False
-            for block in content:
-                kind = _kept_kind(block)
-                if kind is None:
-                    return False
-                if kind == "tool_use":
-                    tool_id = block.get("id")
-                    if type(tool_id) is not str:
-                        return False
-                    key = hash(tool_id)
-                    if key in used:
-                        return False
-                    used.add(key)
-                    pending.add(tool_id)
-                elif kind in _THINKING:
-                    if other or not block.get("signature" if kind == "thinking" else "data"):
-                        return False
-                    thinking = True
-                    continue
-                elif kind == "tool_result":
-                    return False
-                other = True
-            if thinking and not other:
-                return False
-            continue
-        for block in content:
-            kind = _kept_kind(block)
-            if kind is None:
-                return False
-            if kind == "tool_result":
-                if not leading:
-                    return False
-                try:
-                    pending.remove(block["tool_use_id"])
-                except (KeyError, TypeError):  # no call of the last assistant turn left with this id
-                    return False
-                inner = block.get("content")
-                if type(inner) is str:
-                    if inner.isspace():
-                        return False
-                elif inner is not None and (type(inner) is not list or not _inner_ready(inner)):
-                    return False
-                continue
-            leading = False
-            if kind == "tool_use" or kind in _THINKING:
-                return False
-    return not pending
-
-
-def _kept_kind(block: Any) -> Any:
-    """A block's type when the send path keeps the block as it is, as far as the block alone
-    says (an object without a cache breakpoint, typed, a text not blank), else None."""
-    if type(block) is not dict or "cache_control" in block:
-        return None
-    kind = block.get("type")
-    if kind == "text":
-        text = block.get("text")
-        if type(text) is not str or not text or text.isspace():
-            return None
-    return kind
-
-
-def _inner_ready(blocks: list) -> bool:
-    """A tool_result's blocks the send path leaves as they are (no tool id, no thinking)."""
-    for block in blocks:
-        kind = _kept_kind(block)
-        if kind is None or kind in ("tool_use", "tool_result") or kind in _THINKING:
-            return False
-    return True
 
 
 def anthropic_system(system: Any, state: AnthropicState, counts: dict) -> Any:
@@ -846,3 +735,220 @@ def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
             else:
                 del new["content"]
     return new
+
+
+# --- the Anthropic rules: one row each, its repair and its one-pass test ------------------------
+
+class _AnthropicWalk:
+    """What :func:`anthropic_ready` carries: the role of the turn (consecutive same-role
+    messages are one), the last assistant turn's tool ids not answered yet, every tool_use id
+    so far (by hash, as :class:`AnthropicState` keeps them), whether the user turn has had a
+    block but a tool_result yet (``leading``), and what the message's blocks held so far."""
+
+    __slots__ = ("role", "pending", "used", "leading", "thinking", "other")
+
+    def __init__(self) -> None:
+        self.role: Any = _NO_ROLE  # (the first message starts a turn)
+        self.pending: set = set()
+        self.used: set = set()
+        self.leading = True
+        self.thinking = self.other = False
+
+
+_NO_ROLE = object()  # (no message has it)
+
+
+def _an_extra_keys(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+    return len(msg) != 2 or "role" not in msg or "content" not in msg
+
+
+def _an_empty(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+    """Content the send path drops (or fills, in a final assistant turn): blank text, no
+    blocks; or content of no API's shape (the full checks word it)."""
+    content = msg["content"]
+    if type(content) is str:
+        return not content or content.isspace()  # (isspace: strip()'s whitespace, no copy)
+    return type(content) is not list or not content
+
+
+def _an_turn(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+    """Sanitize's pairing rule (AN-TOOL-*) where a turn starts: an assistant turn only once the
+    last one's calls are all answered; no role but user and assistant (the full checks word it)."""
+    if role != walk.role:
+        if role == "assistant":
+            if walk.pending:
+                return True
+        elif role != "user":
+            return True
+        walk.role = role
+        walk.leading = True
+    if type(msg["content"]) is str:
+        walk.leading = False  # (a text block of the turn the API joins: results after it are late)
+    return False
+
+
+def _an_breakpoint(block: dict, walk: _AnthropicWalk) -> bool:
+    return "cache_control" in block  # (counted, moved or dropped: the send path's to say)
+
+
+def _an_blank_text(block: dict, walk: _AnthropicWalk) -> bool:
+    text = block.get("text")
+    return type(text) is not str or not text or text.isspace()
+
+
+def _an_unsigned(block: dict, walk: _AnthropicWalk) -> bool:
+    return not block.get("signature" if block.get("type") == "thinking" else "data")
+
+
+def _an_thinking_late(block: dict, walk: _AnthropicWalk) -> bool:
+    return walk.other
+
+
+def _an_reused_id(block: dict, walk: _AnthropicWalk) -> bool:
+    """A tool_use id used before (renumbered), or none a string; else it is used from now on
+    and waits for its result."""
+    tool_id = block.get("id")
+    if type(tool_id) is not str:
+        return True
+    key = hash(tool_id)
+    if key in walk.used:
+        return True
+    walk.used.add(key)
+    walk.pending.add(tool_id)
+    return False
+
+
+def _an_late_result(block: dict, walk: _AnthropicWalk) -> bool:
+    """Sanitize's pairing rule for a result: in the run at the front of its user turn,
+    answering a call of the last assistant turn not answered yet."""
+    if not walk.leading:
+        return True
+    try:
+        walk.pending.remove(block["tool_use_id"])
+    except (KeyError, TypeError):  # no call of the last assistant turn left with this id
+        return True
+    return False
+
+
+def _an_result_content(block: dict, walk: _AnthropicWalk) -> bool:
+    """A tool_result's content the send path changes: whitespace only, or blocks it would
+    (:func:`_blocks_ready` of role ``tool``); content of no API's shape too."""
+    inner = block.get("content")
+    if type(inner) is str:
+        return inner.isspace()
+    return inner is not None and (type(inner) is not list or not _blocks_ready(inner, "tool", walk))
+
+
+def _an_misplaced(block: dict, walk: _AnthropicWalk) -> bool:
+    return True  # (a block of no place in this role: the full checks word it)
+
+
+def _an_untyped(block: dict, walk: _AnthropicWalk) -> bool:
+    return block.get("type") is None
+
+
+def _an_thinking_only(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+    return walk.thinking and not walk.other
+
+
+_USER, _TOOL = ("user",), ("tool",)
+_AN_ASSISTANT = ("assistant",)
+ANTHROPIC_RULES = (
+    Rule(INTERNAL_KEYS, ("AN-SCHEMA",), _anthropic_message, _an_extra_keys),
+    Rule(EMPTY_MESSAGE, ("AN-EMPTY-CONTENT",), _anthropic_message, _an_empty),
+    Rule(CACHE, ("AN-CACHE-MAX4", "AN-CACHE-NESTED"), _anthropic_blocks, _an_breakpoint, where=("block", None)),
+    Rule(EMPTY_TEXT, ("AN-EMPTY-TEXT", "AN-WHITESPACE-TEXT"), _anthropic_blocks, _an_blank_text,
+         where=("block", ("text",))),
+    Rule(EMPTY_TEXT, ("AN-WHITESPACE-TEXT",), _tool_result, _an_result_content,
+         where=("block", ("tool_result",), _USER)),
+    Rule(UNSIGNED, ("AN-THINK-MODIFIED",), _anthropic_blocks, _an_unsigned, where=("block", _THINKING, _AN_ASSISTANT)),
+    Rule(THINKING_MOVED, ("AN-THINK-FIRST",), _anthropic_blocks, _an_thinking_late,
+         where=("block", _THINKING, _AN_ASSISTANT)),
+    Rule(THINKING_ONLY, ("AN-THINK-LAST",), _anthropic_blocks, _an_thinking_only, where=("end",)),
+    Rule(RENUMBERED, ("AN-TOOL-DUP-ID",), _tool_use, _an_reused_id, where=("block", ("tool_use",), _AN_ASSISTANT)),
+)
+# what anthropic_ready asks besides: sanitize's pairing rule (AN-TOOL-*, repaired by the sanitize
+# stage) and the shapes it leaves to the full checks, each in the rows' form
+_AN_READY_ONLY = (
+    (_an_turn, ()),
+    (_an_late_result, ("block", ("tool_result",), _USER)),
+    (_an_misplaced, ("block", ("tool_result",), (*_AN_ASSISTANT, *_TOOL))),
+    (_an_misplaced, ("block", ("tool_use", *_THINKING), (*_USER, *_TOOL))),
+    (_an_untyped, ("block", None)),
+)
+
+
+def _anthropic_tests(rows: list) -> tuple[tuple, dict, tuple]:
+    """The tests of message, block and message-end rows (``where``: ``()`` a message, ``("block",
+    kinds[, roles])`` a block of those kinds (None: any) in a message of those roles (absent:
+    any), ``("end",)`` after a message's blocks): message tests, block tests by role (each by
+    kind, ``None`` for a kind named by no row), end tests."""
+    def block_tests(role: str) -> dict:
+        rows_of = [(test, where[1]) for test, where in rows
+                   if where[:1] == ("block",) and (len(where) < 3 or role in where[2])]
+        kinds = {kind for _, named in rows_of for kind in named or ()}
+        return {kind: tuple(t for t, named in rows_of if named is None or kind in named)
+                for kind in (*kinds, None)}
+
+    return (tuple(test for test, where in rows if where == ()),
+            {role: block_tests(role) for role in ("user", "assistant", "tool")},
+            tuple(test for test, where in rows if where == ("end",)))
+
+
+_AN_MESSAGE_TESTS, _AN_BLOCK_TESTS, _AN_END_TESTS = _anthropic_tests(
+    [(row.might_apply, row.where) for row in ANTHROPIC_RULES] + list(_AN_READY_ONLY))
+
+
+def _blocks_ready(blocks: list, role: str, walk: _AnthropicWalk) -> bool:
+    """Whether no block test of :data:`ANTHROPIC_RULES` (and of sanitize's pairing rule) says
+    its rule might apply to a block of ``blocks`` of a ``role`` message (``tool``: the blocks of
+    a tool_result). Keeps the walk's account of the message (thinking, other blocks, leading
+    results)."""
+    tests = _AN_BLOCK_TESTS[role]
+    for block in blocks:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        for test in tests.get(kind, tests[None]) if type(kind) is str else tests[None]:
+            if test(block, walk):
+                return False
+        if role == "assistant":
+            if kind in _THINKING:
+                walk.thinking = True
+            else:
+                walk.other = True
+        elif role == "user" and kind != "tool_result":
+            walk.leading = False
+    return True
+
+
+def anthropic_ready(messages: list) -> bool:
+    """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
+    whatever the request's system and tools hold, bar a tool id) and
+    :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
+    check and the send path's work on the usual clean transcript in one pass, as
+    :func:`openai_ready` for OpenAI, built from the tests of :data:`ANTHROPIC_RULES` and
+    sanitize's pairing rule. True only when all hold; False also for anything either looks at
+    more closely (a cache breakpoint, a key besides role and content, a role besides user and
+    assistant, a block of no place in its role, an id that is no string): the caller then runs
+    each in full. Pairing: the tool_use ids of each assistant turn, distinct and never used
+    before, are each answered by a tool_result block in the run at the front of the user turn
+    right after it."""
+    walk = _AnthropicWalk()
+    for msg in messages:
+        if type(msg) is not dict:
+            return False
+        role = msg.get("role")
+        for test in _AN_MESSAGE_TESTS:
+            if test(msg, role, walk):
+                return False
+        content = msg["content"]
+        if type(content) is list:
+            walk.thinking = walk.other = False
+            if not _blocks_ready(content, role, walk):
+                return False
+            for test in _AN_END_TESTS:
+                if test(msg, role, walk):
+                    return False
+    return not walk.pending
+
