@@ -303,12 +303,13 @@ def openai_unchanged(messages: list) -> bool:
     return one_pass(messages, _UNCHANGED_TESTS)
 
 
-def openai_ready(messages: list) -> bool:
+def openai_ready(messages: list, tests: tuple | None = None) -> bool:
     """:func:`openai_unchanged` and :func:`hermesctx.wire.rules.openai_pairs_clean` of
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
-    would have to look at more closely (:func:`_odd_shape`): the caller then runs each in full."""
-    return one_pass(messages, _READY_TESTS)
+    would have to look at more closely (:func:`_odd_shape`): the caller then runs each in full.
+    (``tests``: :func:`hermesctx.wire.rules.by_role` of other rows, for a test of the table.)"""
+    return one_pass(messages, _READY_TESTS if tests is None else tests)
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -478,7 +479,7 @@ class Rule:
     might change the message (False is a promise), asked of the messages of ``roles`` only
     (None: of every message), and with ``keyed`` only of a message with a key besides the
     plain ones (:data:`_PLAIN_KEYS`); an Anthropic rule's test may be of a block instead
-    (``where``, :func:`_anthropic_tests`). The one-pass checks are built from the tests
+    (``where``, :func:`anthropic_tests`). The one-pass checks are built from the tests
     (:func:`hermesctx.wire.rules.one_pass`); a rule with ``message`` set repairs one message at
     a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
     passes over the stream (:func:`openai_messages`)."""
@@ -490,7 +491,7 @@ class Rule:
     roles: tuple | None = None
     keyed: bool = False
     message: bool = True
-    where: tuple = ()  # (an Anthropic rule's: see _anthropic_tests)
+    where: tuple = ()  # (an Anthropic rule's: see anthropic_tests)
 
 
 _ASSISTANT = ("assistant",)
@@ -498,12 +499,12 @@ OPENAI_RULES = (
     Rule(MERGED_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _merge_assistants, _assistant_run, _ASSISTANT,
          message=False),
     Rule(STRAY_TOOL, ("OA-TOOL-ORPHAN", "OA-TOOL-ID-MISMATCH", "OA-TOOL-DUP-ID"), _clean_openai, _stray_result,
-         ("tool", "assistant", "user"), message=False),
+         ("tool", "assistant", "user"), message=False),  # (its pass renames a Codex call's results too)
     Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY",), _drop_internal_keys, _internal_key, keyed=True),
     Rule(REASONING, ("OA-EXTRA-KEY",), _drop_replayed_thinking, _replayed_thinking, keyed=True),
     Rule(EMPTY_TEXT, ("OA-SCHEMA",), _clean_parts, _parts_to_clean),
     Rule(EMPTY_CALLS, ("OA-TOOL-CALLS-EMPTY",), _drop_empty_calls, _empty_calls, _ASSISTANT),
-    Rule(UNIFIED_IDS, ("OA-EXTRA-KEY", "OA-TOOL-ID-MISMATCH"), _strip_call_internals, _calls_with_internals,
+    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY", "OA-TOOL-ID-MISMATCH"), _strip_call_internals, _calls_with_internals,
          _ASSISTANT),
     Rule(EMPTY_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _drop_empty_assistant, _empty_assistant_message,
          _ASSISTANT),
@@ -513,7 +514,8 @@ _MESSAGE_REPAIRS = tuple(rule.repair for rule in OPENAI_RULES if rule.message)
 _OPENAI_TESTS = [(rule.might_apply, rule.roles, rule.keyed) for rule in OPENAI_RULES]
 _UNCHANGED_TESTS = by_role(_OPENAI_TESTS, _PLAIN_KEYS)
 # openai_ready's: the odd shapes it leaves to the full checks, and sanitize's pairing rule too
-_READY_TESTS = by_role([(_odd_shape, None), (oa_unpaired, None), *_OPENAI_TESTS], _PLAIN_KEYS)
+OA_READY_ROWS = [(_odd_shape, None), (oa_unpaired, None), *_OPENAI_TESTS]
+_READY_TESTS = by_role(OA_READY_ROWS, _PLAIN_KEYS)
 
 
 # --- Anthropic -------------------------------------------------------------------------------
@@ -745,9 +747,10 @@ class _AnthropicWalk:
     so far (by hash, as :class:`AnthropicState` keeps them), whether the user turn has had a
     block but a tool_result yet (``leading``), and what the message's blocks held so far."""
 
-    __slots__ = ("role", "pending", "used", "leading", "thinking", "other")
+    __slots__ = ("role", "pending", "used", "leading", "thinking", "other", "block_tests")
 
-    def __init__(self) -> None:
+    def __init__(self, block_tests: dict) -> None:
+        self.block_tests = block_tests  # (role -> kind -> tests: see anthropic_tests)
         self.role: Any = _NO_ROLE  # (the first message starts a turn)
         self.pending: set = set()
         self.used: set = set()
@@ -805,8 +808,7 @@ def _an_thinking_late(block: dict, walk: _AnthropicWalk) -> bool:
 
 
 def _an_reused_id(block: dict, walk: _AnthropicWalk) -> bool:
-    """A tool_use id used before (renumbered), or none a string; else it is used from now on
-    and waits for its result."""
+    """A tool_use id used before (renumbered), or none a string; else it is used from now on."""
     tool_id = block.get("id")
     if type(tool_id) is not str:
         return True
@@ -814,6 +816,14 @@ def _an_reused_id(block: dict, walk: _AnthropicWalk) -> bool:
     if key in walk.used:
         return True
     walk.used.add(key)
+    return False
+
+
+def _an_call(block: dict, walk: _AnthropicWalk) -> bool:
+    """Sanitize's pairing rule for a call: its string id waits for its result."""
+    tool_id = block.get("id")
+    if type(tool_id) is not str:
+        return True
     walk.pending.add(tool_id)
     return False
 
@@ -871,6 +881,7 @@ ANTHROPIC_RULES = (
 # stage) and the shapes it leaves to the full checks, each in the rows' form
 _AN_READY_ONLY = (
     (_an_turn, ()),
+    (_an_call, ("block", ("tool_use",), _AN_ASSISTANT)),
     (_an_late_result, ("block", ("tool_result",), _USER)),
     (_an_misplaced, ("block", ("tool_result",), (*_AN_ASSISTANT, *_TOOL))),
     (_an_misplaced, ("block", ("tool_use", *_THINKING), (*_USER, *_TOOL))),
@@ -878,7 +889,7 @@ _AN_READY_ONLY = (
 )
 
 
-def _anthropic_tests(rows: list) -> tuple[tuple, dict, tuple]:
+def anthropic_tests(rows: list) -> tuple[tuple, dict, tuple]:
     """The tests of message, block and message-end rows (``where``: ``()`` a message, ``("block",
     kinds[, roles])`` a block of those kinds (None: any) in a message of those roles (absent:
     any), ``("end",)`` after a message's blocks): message tests, block tests by role (each by
@@ -895,8 +906,8 @@ def _anthropic_tests(rows: list) -> tuple[tuple, dict, tuple]:
             tuple(test for test, where in rows if where == ("end",)))
 
 
-_AN_MESSAGE_TESTS, _AN_BLOCK_TESTS, _AN_END_TESTS = _anthropic_tests(
-    [(row.might_apply, row.where) for row in ANTHROPIC_RULES] + list(_AN_READY_ONLY))
+AN_READY_ROWS = [(row.might_apply, row.where) for row in ANTHROPIC_RULES] + list(_AN_READY_ONLY)
+_AN_READY_TESTS = anthropic_tests(AN_READY_ROWS)
 
 
 def _blocks_ready(blocks: list, role: str, walk: _AnthropicWalk) -> bool:
@@ -904,7 +915,7 @@ def _blocks_ready(blocks: list, role: str, walk: _AnthropicWalk) -> bool:
     its rule might apply to a block of ``blocks`` of a ``role`` message (``tool``: the blocks of
     a tool_result). Keeps the walk's account of the message (thinking, other blocks, leading
     results)."""
-    tests = _AN_BLOCK_TESTS[role]
+    tests = walk.block_tests[role]
     for block in blocks:
         if type(block) is not dict:
             return False
@@ -922,7 +933,7 @@ def _blocks_ready(blocks: list, role: str, walk: _AnthropicWalk) -> bool:
     return True
 
 
-def anthropic_ready(messages: list) -> bool:
+def anthropic_ready(messages: list, tests: tuple = _AN_READY_TESTS) -> bool:
     """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
     whatever the request's system and tools hold, bar a tool id) and
     :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
@@ -933,13 +944,14 @@ def anthropic_ready(messages: list) -> bool:
     assistant, a block of no place in its role, an id that is no string): the caller then runs
     each in full. Pairing: the tool_use ids of each assistant turn, distinct and never used
     before, are each answered by a tool_result block in the run at the front of the user turn
-    right after it."""
-    walk = _AnthropicWalk()
+    right after it. (``tests``: :func:`anthropic_tests` of other rows, for a test of the table.)"""
+    message_tests, block_tests, end_tests = tests
+    walk = _AnthropicWalk(block_tests)
     for msg in messages:
         if type(msg) is not dict:
             return False
         role = msg.get("role")
-        for test in _AN_MESSAGE_TESTS:
+        for test in message_tests:
             if test(msg, role, walk):
                 return False
         content = msg["content"]
@@ -947,7 +959,7 @@ def anthropic_ready(messages: list) -> bool:
             walk.thinking = walk.other = False
             if not _blocks_ready(content, role, walk):
                 return False
-            for test in _AN_END_TESTS:
+            for test in end_tests:
                 if test(msg, role, walk):
                     return False
     return not walk.pending

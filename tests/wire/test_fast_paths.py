@@ -559,3 +559,117 @@ from hermesctx.wire.rules import OPENAI, pairing_clean  # noqa: E402
        st.sampled_from([OPENAI, ANTHROPIC, None]))
 def test_pairing_clean_is_no_problem_found(messages, target):
     assert pairing_clean(messages, target) == (check_pairing(messages, target) == [])
+
+
+# --- the rule tables: every row's test is what lets its case through --------------------------
+
+from hermesctx.wire.rules import by_role, one_pass  # noqa: E402
+
+_U = {"role": "user", "content": "go"}
+
+
+def _oa_calls(*ids, **extra):
+    return {"role": "assistant", "content": "c", "tool_calls": [{**_call(i), **extra} for i in ids]}
+
+
+# a transcript each row of send.OPENAI_RULES repairs (its count among what the send path counts),
+# that no other row's test catches
+OA_WITNESSES = {
+    "_assistant_run": [_U, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}],
+    "_stray_result": [_U, _oa_calls("a"), {"role": "tool", "tool_call_id": "a", "content": "r"},
+                      {"role": "tool", "tool_call_id": "a", "content": "again"}],
+    "_internal_key": [{"role": "user", "content": "go", "_ts": 1}],
+    "_replayed_thinking": [_U, {"role": "assistant", "content": "a", "reasoning_details": [
+        {"type": "thinking", "thinking": "t", "signature": "s"}]}],
+    "_parts_to_clean": [{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "x"}]}],
+    "_empty_calls": [_U, {"role": "assistant", "content": "a", "tool_calls": []}],
+    "_calls_with_internals": [_U, _oa_calls("a", call_id="b"), {"role": "tool", "tool_call_id": "a", "content": "r"}],
+    "_empty_assistant_message": [_U, {"role": "assistant", "content": None}, {"role": "user", "content": "more"}],
+    "_user_run": [_U, {"role": "user", "content": "more"}],
+}
+
+
+def test_every_openai_rule_has_a_witness_its_test_alone_catches():
+    """Without a row's test, the send-path check (openai_unchanged's tests) lets its witness
+    through, which the send path then changes, counting the row's repair: the check is built from
+    the rows, and a row added without a test (or a witness here) fails this test."""
+    rows = send.OPENAI_RULES
+    assert sorted(OA_WITNESSES) == sorted(row.might_apply.__name__ for row in rows)
+    for row in rows:
+        messages = OA_WITNESSES[row.might_apply.__name__]
+        counts: dict = {}
+        out = list(send.openai_messages(messages, counts))
+        assert row.what in counts and out != messages, row
+        assert not send.openai_unchanged(messages) and not send.openai_ready(messages), row
+        others = [(r.might_apply, r.roles, r.keyed) for r in rows if r is not row]
+        assert one_pass(messages, by_role(others, send._PLAIN_KEYS)), row
+
+
+_A = {"role": "user", "content": "go"}
+_BP = {"type": "ephemeral"}
+
+
+def _an_use(i):
+    return {"type": "tool_use", "id": i, "name": "n", "input": {}}
+
+
+def _an_result(i, **extra):
+    return {"type": "tool_result", "tool_use_id": i, **extra}
+
+
+AN_WITNESSES = {
+    "_an_extra_keys": [{"role": "user", "content": "go", "_ts": 1}],
+    "_an_empty": [_A, {"role": "assistant", "content": " "}, {"role": "user", "content": "more"}],
+    "_an_breakpoint": [{"role": "user", "content": [{"type": "text", "text": f"x{i}", "cache_control": _BP}
+                                                    for i in range(5)]}],
+    "_an_blank_text": [{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "x"}]}],
+    "_an_result_content": [_A, {"role": "assistant", "content": [_an_use("t1")]},
+                           {"role": "user", "content": [_an_result("t1", content=" ")]}],
+    "_an_unsigned": [_A, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": ""},
+                                                           {"type": "text", "text": "x"}]}],
+    "_an_thinking_late": [_A, {"role": "assistant", "content": [{"type": "text", "text": "x"},
+                                                                {"type": "thinking", "thinking": "t", "signature": "s"}]}],
+    "_an_thinking_only": [_A, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+                          {"role": "user", "content": "more"}],
+    "_an_reused_id": [_A, {"role": "assistant", "content": [_an_use("t1")]},
+                      {"role": "user", "content": [_an_result("t1", content="r")]},
+                      {"role": "assistant", "content": [_an_use("t1")]},
+                      {"role": "user", "content": [_an_result("t1", content="r")]}],
+}
+
+
+def test_every_anthropic_rule_has_a_witness_its_test_alone_catches():
+    rows = send.ANTHROPIC_RULES
+    assert sorted(AN_WITNESSES) == sorted(row.might_apply.__name__ for row in rows)
+    for row in rows:
+        messages = AN_WITNESSES[row.might_apply.__name__]
+        counts: dict = {}
+        out = list(send.anthropic_messages(messages, counts))
+        assert row.what in counts and out != messages, row
+        assert not send.anthropic_ready(messages), row
+        others = [(r.might_apply, r.where) for r in rows if r is not row] + list(send._AN_READY_ONLY)
+        assert send.anthropic_ready(messages, send.anthropic_tests(others)), row
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(assistant | tool | user | other | extra, max_size=10) | oa_mutated())
+def test_openai_ready_built_from_the_rows_is_the_full_check(messages):
+    """Ready (the rows' tests, one pass) => the send path changes nothing and the full checks of
+    sanitize find nothing; and a list the send path changes is never ready."""
+    counts: dict = {}
+    out = list(send.openai_messages(messages, counts))
+    changed = counts or len(out) != len(messages) or not all(map(operator.is_, out, messages))
+    if send.openai_ready(messages):
+        assert not changed and check_pairing(messages, "openai") == []
+    if changed:
+        assert not send.openai_unchanged(messages)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(AN_MESSAGE, max_size=6) | an_exchanges() | an_mutated())
+def test_anthropic_ready_built_from_the_rows_is_the_full_check(messages):
+    counts: dict = {}
+    out = list(send.anthropic_messages(messages, counts))
+    changed = counts or len(out) != len(messages) or not all(map(operator.is_, out, messages))
+    if send.anthropic_ready(messages):
+        assert not changed and check_pairing(messages, ANTHROPIC) == []
