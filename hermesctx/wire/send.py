@@ -741,7 +741,7 @@ def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
 
 # --- the Anthropic rules: one row each, its repair and its one-pass test ------------------------
 
-class _AnthropicWalk:
+class _ReadyWalk:
     """What :func:`anthropic_ready` carries: the role of the turn (consecutive same-role
     messages are one), the last assistant turn's tool ids not answered yet, every tool_use id
     so far (by hash, as :class:`AnthropicState` keeps them), whether the user turn has had a
@@ -761,11 +761,11 @@ class _AnthropicWalk:
 _NO_ROLE = object()  # (no message has it)
 
 
-def _an_extra_keys(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+def _an_extra_keys(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
     return len(msg) != 2 or "role" not in msg or "content" not in msg
 
 
-def _an_empty(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+def _an_empty(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
     """Content the send path drops (or fills, in a final assistant turn): blank text, no
     blocks; or content of no API's shape (the full checks word it)."""
     content = msg["content"]
@@ -774,7 +774,7 @@ def _an_empty(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
     return type(content) is not list or not content
 
 
-def _an_turn(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+def _an_turn(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
     """Sanitize's pairing rule (AN-TOOL-*) where a turn starts: an assistant turn only once the
     last one's calls are all answered; no role but user and assistant (the full checks word it)."""
     if role != walk.role:
@@ -790,24 +790,24 @@ def _an_turn(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
     return False
 
 
-def _an_breakpoint(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_breakpoint(block: dict, walk: _ReadyWalk) -> bool:
     return "cache_control" in block  # (counted, moved or dropped: the send path's to say)
 
 
-def _an_blank_text(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_blank_text(block: dict, walk: _ReadyWalk) -> bool:
     text = block.get("text")
     return type(text) is not str or not text or text.isspace()
 
 
-def _an_unsigned(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_unsigned(block: dict, walk: _ReadyWalk) -> bool:
     return not block.get("signature" if block.get("type") == "thinking" else "data")
 
 
-def _an_thinking_late(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_thinking_late(block: dict, walk: _ReadyWalk) -> bool:
     return walk.other
 
 
-def _an_reused_id(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_reused_id(block: dict, walk: _ReadyWalk) -> bool:
     """A tool_use id used before (renumbered), or none a string; else it is used from now on."""
     tool_id = block.get("id")
     if type(tool_id) is not str:
@@ -819,7 +819,7 @@ def _an_reused_id(block: dict, walk: _AnthropicWalk) -> bool:
     return False
 
 
-def _an_call(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_call(block: dict, walk: _ReadyWalk) -> bool:
     """Sanitize's pairing rule for a call: its string id waits for its result."""
     tool_id = block.get("id")
     if type(tool_id) is not str:
@@ -828,7 +828,7 @@ def _an_call(block: dict, walk: _AnthropicWalk) -> bool:
     return False
 
 
-def _an_late_result(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_late_result(block: dict, walk: _ReadyWalk) -> bool:
     """Sanitize's pairing rule for a result: in the run at the front of its user turn,
     answering a call of the last assistant turn not answered yet."""
     if not walk.leading:
@@ -840,7 +840,7 @@ def _an_late_result(block: dict, walk: _AnthropicWalk) -> bool:
     return False
 
 
-def _an_result_content(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_result_content(block: dict, walk: _ReadyWalk) -> bool:
     """A tool_result's content the send path changes: whitespace only, or blocks it would
     (:func:`_blocks_ready` of role ``tool``); content of no API's shape too."""
     inner = block.get("content")
@@ -849,15 +849,15 @@ def _an_result_content(block: dict, walk: _AnthropicWalk) -> bool:
     return inner is not None and (type(inner) is not list or not _blocks_ready(inner, "tool", walk))
 
 
-def _an_misplaced(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_misplaced(block: dict, walk: _ReadyWalk) -> bool:
     return True  # (a block of no place in this role: the full checks word it)
 
 
-def _an_untyped(block: dict, walk: _AnthropicWalk) -> bool:
+def _an_untyped(block: dict, walk: _ReadyWalk) -> bool:
     return block.get("type") is None
 
 
-def _an_thinking_only(msg: dict, role: Any, walk: _AnthropicWalk) -> bool:
+def _an_thinking_only(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
     return walk.thinking and not walk.other
 
 
@@ -910,7 +910,7 @@ AN_READY_ROWS = [(row.might_apply, row.where) for row in ANTHROPIC_RULES] + list
 _AN_READY_TESTS = anthropic_tests(AN_READY_ROWS)
 
 
-def _blocks_ready(blocks: list, role: str, walk: _AnthropicWalk) -> bool:
+def _blocks_ready(blocks: list, role: str, walk: _ReadyWalk) -> bool:
     """Whether no block test of :data:`ANTHROPIC_RULES` (and of sanitize's pairing rule) says
     its rule might apply to a block of ``blocks`` of a ``role`` message (``tool``: the blocks of
     a tool_result). Keeps the walk's account of the message (thinking, other blocks, leading
@@ -946,7 +946,7 @@ def anthropic_ready(messages: list, tests: tuple = _AN_READY_TESTS) -> bool:
     before, are each answered by a tool_result block in the run at the front of the user turn
     right after it. (``tests``: :func:`anthropic_tests` of other rows, for a test of the table.)"""
     message_tests, block_tests, end_tests = tests
-    walk = _AnthropicWalk(block_tests)
+    walk = _ReadyWalk(block_tests)
     for msg in messages:
         if type(msg) is not dict:
             return False
