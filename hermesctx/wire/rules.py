@@ -517,16 +517,21 @@ class Walk:
         self.known: set = set()
 
 
+# what a one-pass test may be asked of only (:func:`by_role`): a message with a key beyond the plain
+# ones, one whose content is a list, one with calls (``tool_calls`` not null)
+KEYED, LISTED, CALLED = 1, 2, 4
+
+
 def by_role(tests: Iterable[tuple], plain: frozenset = frozenset()) -> tuple:
     """One-pass tests as :func:`one_pass` takes them, from ``(test, roles)`` or ``(test, roles,
-    keyed)`` (``roles`` None: every message; ``keyed``: asked only of a message with a key
-    beyond ``plain``): for each role named, and for any other role, the tests of a message
-    whose keys are all ``plain`` and those of any other, each in their order."""
-    rows = [(t[0], t[1], t[2] if len(t) > 2 else False) for t in tests]
+    only)`` (``roles`` None: every message; ``only``: :data:`KEYED`, :data:`LISTED` or
+    :data:`CALLED`, asked only of such a message; a key is plain when ``plain`` holds it): for
+    each role named, and for any other role, the tests of each kind of message, in their order."""
+    rows = [(t[0], t[1], t[2] if len(t) > 2 else 0) for t in tests]
 
-    def of(role: Any) -> tuple[tuple, tuple]:
-        asked = [(test, keyed) for test, roles, keyed in rows if roles is None or role in roles]
-        return tuple(test for test, keyed in asked if not keyed), tuple(test for test, _ in asked)
+    def of(role: Any) -> tuple[tuple, ...]:
+        asked = [(test, only) for test, roles, only in rows if roles is None or role in roles]
+        return tuple(tuple(test for test, only in asked if not only or only & kind) for kind in range(8))
 
     return {role: of(role) for _, roles, _ in rows for role in roles or ()}, of(None), plain
 
@@ -546,8 +551,9 @@ def one_pass(messages: list, tests: tuple, *, odd_ok: bool = False) -> bool:
                 return False
             msg = {}
         role = msg.get("role")
-        asked = named.get(role, others) if type(role) is str else others
-        for test in asked[0] if plain.issuperset(msg) else asked[1]:
+        kind = (0 if plain.issuperset(msg) else KEYED) | (LISTED if type(msg.get("content")) is list else 0) \
+            | (0 if msg.get("tool_calls") is None else CALLED)
+        for test in (named.get(role, others) if type(role) is str else others)[kind]:
             if test(msg, role, walk):
                 return False
         walk.prev_role = role

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hermesctx.record import record
 from hermesctx.wire import params
-from hermesctx.wire.rules import by_role, oa_unpaired, one_pass
+from hermesctx.wire.rules import CALLED, KEYED, LISTED, by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -226,7 +226,12 @@ def _call_internal(call: Any) -> bool:
 
 def _calls_with_internals(msg: dict, role: Any, walk: Any = None) -> bool:
     calls = msg.get("tool_calls")
-    return role == "assistant" and isinstance(calls, list) and any(map(_call_internal, calls))
+    if role != "assistant" or not isinstance(calls, list):
+        return False
+    for call in calls:
+        if type(call) is dict and ("call_id" in call or "response_item_id" in call or "extra_content" in call):
+            return True
+    return False
 
 
 def _strip_call_internals(msg: dict, role: Any, counts: dict) -> dict:
@@ -283,13 +288,12 @@ def _stray_result(msg: dict, role: Any, walk: Any) -> bool:
 
 def _odd_shape(msg: dict, role: Any, walk: Any) -> bool:
     """A message the one pass leaves to the full checks (they word it): a role that is no
-    non-empty string, calls that are no list of objects with a string id, content of no API's
-    shape."""
+    non-empty string, calls that are no list (a call that is no object with a string id: the
+    pairing rule's test, :func:`~hermesctx.wire.rules.oa_unpaired`), content of no API's shape."""
     if type(role) is not str or not role:
         return True
     calls = msg.get("tool_calls")
-    if calls is not None and (type(calls) is not list or not all(
-            type(call) is dict and type(call.get("id")) is str for call in calls)):
+    if calls is not None and type(calls) is not list:
         return True
     content = msg.get("content")
     return not (content is None or content.__class__ is str or content.__class__ is list
@@ -477,9 +481,10 @@ class Rule:
     :mod:`hermesctx.wire.rules` it keeps a request clear of (what ``validate`` reports), the
     repair, and ``might_apply(msg, role, walk)``: a cheap test that is True whenever the repair
     might change the message (False is a promise), asked of the messages of ``roles`` only
-    (None: of every message), and with ``keyed`` only of a message with a key besides the
-    plain ones (:data:`_PLAIN_KEYS`); an Anthropic rule's test may be of a block instead
-    (``where``, :func:`anthropic_tests`). The one-pass checks are built from the tests
+    (None: of every message), and with ``only`` only of a message with a key besides the plain
+    ones (:data:`_PLAIN_KEYS`), content that is a list or calls (:data:`~hermesctx.wire.rules.KEYED`,
+    ``LISTED``, ``CALLED``); an Anthropic rule's test may be of a block instead (``where``,
+    :func:`anthropic_tests`). The one-pass checks are built from the tests
     (:func:`hermesctx.wire.rules.one_pass`); a rule with ``message`` set repairs one message at
     a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
     passes over the stream (:func:`openai_messages`)."""
@@ -489,7 +494,8 @@ class Rule:
     repair: Callable
     might_apply: Callable
     roles: tuple | None = None
-    keyed: bool = False
+    only: int = 0
+    paired: bool = False  # (the pairing rule's test implies this one's: openai_ready asks only that)
     message: bool = True
     where: tuple = ()  # (an Anthropic rule's: see anthropic_tests)
 
@@ -499,22 +505,26 @@ OPENAI_RULES = (
     Rule(MERGED_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _merge_assistants, _assistant_run, _ASSISTANT,
          message=False),
     Rule(STRAY_TOOL, ("OA-TOOL-ORPHAN", "OA-TOOL-ID-MISMATCH", "OA-TOOL-DUP-ID"), _clean_openai, _stray_result,
-         ("tool", "assistant", "user"), message=False),  # (its pass renames a Codex call's results too)
-    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY",), _drop_internal_keys, _internal_key, keyed=True),
-    Rule(REASONING, ("OA-EXTRA-KEY",), _drop_replayed_thinking, _replayed_thinking, keyed=True),
-    Rule(EMPTY_TEXT, ("OA-SCHEMA",), _clean_parts, _parts_to_clean),
-    Rule(EMPTY_CALLS, ("OA-TOOL-CALLS-EMPTY",), _drop_empty_calls, _empty_calls, _ASSISTANT),
+         ("tool", "assistant", "user"), message=False, paired=True),  # (its pass renames a Codex call's results too)
+    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY",), _drop_internal_keys, _internal_key, only=KEYED),
+    Rule(REASONING, ("OA-EXTRA-KEY",), _drop_replayed_thinking, _replayed_thinking, only=KEYED),
+    Rule(EMPTY_TEXT, ("OA-SCHEMA",), _clean_parts, _parts_to_clean, only=LISTED),
+    Rule(EMPTY_CALLS, ("OA-TOOL-CALLS-EMPTY",), _drop_empty_calls, _empty_calls, _ASSISTANT, only=CALLED,
+         paired=True),
     Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY", "OA-TOOL-ID-MISMATCH"), _strip_call_internals, _calls_with_internals,
-         _ASSISTANT),
+         _ASSISTANT, only=CALLED),
     Rule(EMPTY_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _drop_empty_assistant, _empty_assistant_message,
          _ASSISTANT),
     Rule(MERGED_USER, (), _merge_users, _user_run, ("user",), message=False),
 )
 _MESSAGE_REPAIRS = tuple(rule.repair for rule in OPENAI_RULES if rule.message)
-_OPENAI_TESTS = [(rule.might_apply, rule.roles, rule.keyed) for rule in OPENAI_RULES]
+_OPENAI_TESTS = [(rule.might_apply, rule.roles, rule.only) for rule in OPENAI_RULES]
 _UNCHANGED_TESTS = by_role(_OPENAI_TESTS, _PLAIN_KEYS)
-# openai_ready's: the odd shapes it leaves to the full checks, and sanitize's pairing rule too
-OA_READY_ROWS = [(_odd_shape, None), (oa_unpaired, None), *_OPENAI_TESTS]
+# openai_ready's: the odd shapes it leaves to the full checks, sanitize's pairing rule, and the rows
+# that rule does not imply (each result answering a pending id of the open run answers a call of its
+# turn once; an empty call list breaks it)
+OA_READY_ROWS = [(_odd_shape, None), (oa_unpaired, None),
+                 *((rule.might_apply, rule.roles, rule.only) for rule in OPENAI_RULES if not rule.paired)]
 _READY_TESTS = by_role(OA_READY_ROWS, _PLAIN_KEYS)
 
 

@@ -601,7 +601,7 @@ def test_every_openai_rule_has_a_witness_its_test_alone_catches():
         out = list(send.openai_messages(messages, counts))
         assert row.what in counts and out != messages, row
         assert not send.openai_unchanged(messages) and not send.openai_ready(messages), row
-        others = [(r.might_apply, r.roles, r.keyed) for r in rows if r is not row]
+        others = [(r.might_apply, r.roles, r.only) for r in rows if r is not row]
         assert one_pass(messages, by_role(others, send._PLAIN_KEYS)), row
 
 
