@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hermesctx.record import record
 from hermesctx.wire import params
-from hermesctx.wire.rules import CALLED, KEYED, LISTED, by_role, oa_unpaired, one_pass
+from hermesctx.wire.onepass import CALLED, KEYED, LISTED, by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ def _stray_result(msg: dict, role: Any, walk: Any) -> bool:
 def _odd_shape(msg: dict, role: Any, walk: Any) -> bool:
     """A message the one pass leaves to the full checks (they word it): a role that is no
     non-empty string, calls that are no list (a call that is no object with a string id: the
-    pairing rule's test, :func:`~hermesctx.wire.rules.oa_unpaired`), content of no API's shape."""
+    pairing rule's test, :func:`~hermesctx.wire.onepass.oa_unpaired`), content of no API's shape."""
     if type(role) is not str or not role:
         return True
     calls = msg.get("tool_calls")
@@ -312,7 +312,7 @@ def openai_ready(messages: list, tests: tuple | None = None) -> bool:
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
     would have to look at more closely (:func:`_odd_shape`): the caller then runs each in full.
-    (``tests``: :func:`hermesctx.wire.rules.by_role` of other rows, for a test of the table.)"""
+    (``tests``: :func:`hermesctx.wire.onepass.by_role` of other rows, for a test of the table.)"""
     return one_pass(messages, _READY_TESTS if tests is None else tests)
 
 
@@ -482,10 +482,10 @@ class Rule:
     repair, and ``might_apply(msg, role, walk)``: a cheap test that is True whenever the repair
     might change the message (False is a promise), asked of the messages of ``roles`` only
     (None: of every message), and with ``only`` only of a message with a key besides the plain
-    ones (:data:`_PLAIN_KEYS`), content that is a list or calls (:data:`~hermesctx.wire.rules.KEYED`,
+    ones (:data:`_PLAIN_KEYS`), content that is a list or calls (:data:`~hermesctx.wire.onepass.KEYED`,
     ``LISTED``, ``CALLED``); an Anthropic rule's test may be of a block instead (``where``,
     :func:`anthropic_tests`). The one-pass checks are built from the tests
-    (:func:`hermesctx.wire.rules.one_pass`); a rule with ``message`` set repairs one message at
+    (:func:`hermesctx.wire.onepass.one_pass`); a rule with ``message`` set repairs one message at
     a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
     passes over the stream (:func:`openai_messages`)."""
 

@@ -563,7 +563,7 @@ def test_pairing_clean_is_no_problem_found(messages, target):
 
 # --- the rule tables: every row's test is what lets its case through --------------------------
 
-from hermesctx.wire.rules import by_role, one_pass  # noqa: E402
+from hermesctx.wire.onepass import by_role, one_pass  # noqa: E402
 
 _U = {"role": "user", "content": "go"}
 
