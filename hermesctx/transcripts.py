@@ -121,7 +121,9 @@ def _small_file(data: bytes, path: str, env: Env) -> BinaryIO:
 
 def _tune_for(size: int) -> None:
     """A long input keeps the memory each document frees for the next one
-    (:func:`jsonio.keep_freed_memory`); called before its read buffer is allocated."""
+    (:func:`jsonio.keep_freed_memory`), and is read by orjson from its first line
+    (:func:`jsonio.expect_input`); called before its read buffer is allocated."""
+    jsonio.expect_input(size)
     if size > jsonio.LONG_INPUT:
         jsonio.keep_freed_memory()
 
@@ -129,10 +131,14 @@ def _tune_for(size: int) -> None:
 
 
 def paths_of(path: Paths) -> list[str]:
-    """The FILE arguments of a command as a list (none: stdin, ``-``)."""
+    """The FILE arguments of a command as a list (none: stdin, ``-``). Several: their sizes
+    added up tell jsonio whether orjson should read them from the start."""
     if isinstance(path, str):
         return [path]
-    return list(path) or ["-"]
+    paths = list(path) or ["-"]
+    if len(paths) > 1:
+        jsonio.expect_files(paths)
+    return paths
 
 
 def from_file(docs: Iterable[jsonio.Document], file: str | None) -> Iterator[jsonio.Document]:
