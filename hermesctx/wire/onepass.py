@@ -68,17 +68,23 @@ def one_pass(messages: list, tests: tuple, *, odd_ok: bool = False) -> bool:
     return not walk.pending
 
 
+def answers(msg: dict, ids: set) -> bool:
+    """Whether a tool message answers one of ``ids`` (a string id), taken from them if so."""
+    cid = msg.get("tool_call_id")
+    if type(cid) is not str or cid not in ids:
+        return False
+    ids.remove(cid)
+    return True
+
+
 def oa_unpaired(msg: dict, role: Any, walk: Walk) -> bool:
-    """The OpenAI pairing rule (OA-TOOL-*, :func:`hermesctx.wire.rules._openai_pairing`) as a one-pass test: the run
-    of tool messages right after an assistant's calls answers each of its (string, distinct)
-    ids once; no tool message stands anywhere else. True also for any odd id."""
+    """The OpenAI pairing rule (OA-TOOL-*, :func:`hermesctx.wire.rules._openai_pairing`) as a
+    one-pass test: the run of tool messages right after an assistant's calls answers each of
+    its (string, distinct) ids once; no tool message stands anywhere else. True also for any
+    odd id."""
     pending = walk.pending
     if role == "tool":
-        cid = msg.get("tool_call_id")
-        if type(cid) is not str or cid not in pending:
-            return True
-        pending.remove(cid)
-        return False
+        return not answers(msg, pending)
     if pending:
         return True
     if role != "assistant":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hermesctx.record import record
 from hermesctx.wire import params
-from hermesctx.wire.onepass import CALLED, KEYED, LISTED, by_role, oa_unpaired, one_pass
+from hermesctx.wire.onepass import CALLED, KEYED, LISTED, answers, by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -271,13 +271,9 @@ def _user_run(msg: dict, role: Any, walk: Any) -> bool:
 def _stray_result(msg: dict, role: Any, walk: Any) -> bool:
     """A result that answers no call of its turn (or one answered already); advances the ids a
     result may still answer, as :func:`_clean_openai` does."""
-    known = walk.known
     if role == "tool":
-        call_id = msg.get("tool_call_id")
-        if type(call_id) is not str or call_id not in known:
-            return True
-        known.discard(call_id)
-    elif role == "assistant":
+        return not answers(msg, walk.known)
+    if role == "assistant":
         calls = msg.get("tool_calls")
         walk.known = {call["id"] for call in calls if type(call) is dict and type(call.get("id")) is str} \
             if type(calls) is list else set()

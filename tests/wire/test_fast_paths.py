@@ -589,20 +589,28 @@ OA_WITNESSES = {
 }
 
 
+def _each_row_alone_catches(rows, witnesses, send_pass, ready, ready_without):
+    """Every row has a witness: the send path changes it, counting the row's repair; the check
+    built from all the rows says it is not ready, the one built without that row lets it through."""
+    assert sorted(witnesses) == sorted(row.might_apply.__name__ for row in rows)
+    for row in rows:
+        messages = witnesses[row.might_apply.__name__]
+        counts: dict = {}
+        out = list(send_pass(messages, counts))
+        assert row.what in counts and out != messages, row
+        assert not ready(messages), row
+        assert ready_without(row, messages), row
+
+
 def test_every_openai_rule_has_a_witness_its_test_alone_catches():
     """Without a row's test, the send-path check (openai_unchanged's tests) lets its witness
-    through, which the send path then changes, counting the row's repair: the check is built from
-    the rows, and a row added without a test (or a witness here) fails this test."""
-    rows = send.OPENAI_RULES
-    assert sorted(OA_WITNESSES) == sorted(row.might_apply.__name__ for row in rows)
-    for row in rows:
-        messages = OA_WITNESSES[row.might_apply.__name__]
-        counts: dict = {}
-        out = list(send.openai_messages(messages, counts))
-        assert row.what in counts and out != messages, row
-        assert not send.openai_unchanged(messages) and not send.openai_ready(messages), row
-        others = [(r.might_apply, r.roles, r.only) for r in rows if r is not row]
-        assert one_pass(messages, by_role(others, send._PLAIN_KEYS)), row
+    through: the check is built from the rows, and a row added without a test (or a witness
+    here) fails this test."""
+    _each_row_alone_catches(
+        send.OPENAI_RULES, OA_WITNESSES, send.openai_messages,
+        lambda messages: send.openai_unchanged(messages) or send.openai_ready(messages),
+        lambda row, messages: one_pass(messages, by_role(
+            [(r.might_apply, r.roles, r.only) for r in send.OPENAI_RULES if r is not row], send._PLAIN_KEYS)))
 
 
 _A = {"role": "user", "content": "go"}
@@ -639,16 +647,10 @@ AN_WITNESSES = {
 
 
 def test_every_anthropic_rule_has_a_witness_its_test_alone_catches():
-    rows = send.ANTHROPIC_RULES
-    assert sorted(AN_WITNESSES) == sorted(row.might_apply.__name__ for row in rows)
-    for row in rows:
-        messages = AN_WITNESSES[row.might_apply.__name__]
-        counts: dict = {}
-        out = list(send.anthropic_messages(messages, counts))
-        assert row.what in counts and out != messages, row
-        assert not send.anthropic_ready(messages), row
-        others = [(r.might_apply, r.where) for r in rows if r is not row] + list(send._AN_READY_ONLY)
-        assert send.anthropic_ready(messages, send.anthropic_tests(others)), row
+    _each_row_alone_catches(
+        send.ANTHROPIC_RULES, AN_WITNESSES, send.anthropic_messages, send.anthropic_ready,
+        lambda row, messages: send.anthropic_ready(messages, send.anthropic_tests(
+            [(r.might_apply, r.where) for r in send.ANTHROPIC_RULES if r is not row] + list(send._AN_READY_ONLY))))
 
 
 @settings(max_examples=500, deadline=None)
