@@ -1,5 +1,6 @@
 """Start-up: each command on a tiny input, as a ratio to a bare ``python -c pass`` measured in
-the same run (the issue's targets: ``--help`` <= 1.5x, every no-LLM command <= 2.5x).
+the same run (the targets: ``--help`` <= 1.5x, every no-LLM command <= 3.5x since issue 32:
+the json module, not a copy of its scanner, reads a tiny input).
 
     python bench/startup.py              # median of 15 runs each
     python bench/startup.py --repeat 30 --importtime estimate
@@ -31,7 +32,7 @@ from run import STAGE_ARGS, hermesctx_argv  # noqa: E402
 
 from hermesctx import registry  # noqa: E402
 
-HELP_TARGET, COMMAND_TARGET = 1.5, 2.5
+HELP_TARGET, COMMAND_TARGET = 1.5, 3.5
 TINY = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
         {"role": "assistant", "content": None,
          "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},

@@ -21,12 +21,10 @@ written is silently skipped.
 
 from __future__ import annotations
 
-import _thread  # threading without what it imports (~1.5 ms of a start)
 import marshal
 import os
 import sys
-
-from hermesctx.lean import cache
+import threading
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +32,8 @@ if TYPE_CHECKING:
 
 SUPPORTED = ("o200k_base", "cl100k_base")
 
-_lock = _thread.allocate_lock()
+_lock = threading.Lock()
+_built: dict = {}  # encoding name -> its tiktoken.Encoding, built once per process
 
 
 class EncodingUnavailable(RuntimeError):
@@ -176,9 +175,15 @@ def _constructor_args(name: str) -> dict[str, Any]:
             openai_public.load_tiktoken_bpe = original
 
 
-@cache
 def get_encoding(name: str):
-    """A ``tiktoken.Encoding`` for ``name`` built without network access."""
+    """A ``tiktoken.Encoding`` for ``name`` built without network access (once per process)."""
+    encoding = _built.get(name)
+    if encoding is None:
+        encoding = _built[name] = _build(name)
+    return encoding
+
+
+def _build(name: str):
     if name not in SUPPORTED:
         raise EncodingUnavailable(f"unknown encoding {name!r} (available: {', '.join(SUPPORTED)})")
     try:

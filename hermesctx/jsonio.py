@@ -5,11 +5,11 @@ A *document* is whatever one transcript is: a JSON array of messages, a request 
 Shape checks live in :mod:`hermesctx.messages`; this module only turns bytes into Python values
 and back, losslessly:
 
-* orjson does the work; the stdlib ``json`` module stands in only for values orjson cannot
-  represent exactly (integers beyond 64 bits, lone UTF-16 surrogates). A process's first
-  :data:`SMALL_BYTES` go through :mod:`hermesctx._smalljson` instead, which gives the same
-  values and bytes without importing either (a tiny input's whole work costs less than
-  importing orjson); anything it is not sure of takes the full path.
+* orjson does the work; the stdlib ``json`` module stands in for values orjson cannot
+  represent exactly (integers beyond 64 bits, lone UTF-16 surrogates), and words the errors.
+  A process's first :data:`SMALL_BYTES` go through the ``json`` module alone (its import costs
+  about half orjson's, more than a tiny input's whole work), which gives the same values,
+  errors and bytes; what it cannot be sure of takes orjson's path.
 * Output is compact (or ``pretty``) UTF-8 with non-ASCII written as-is.
 * Memory: a JSONL stream is parsed line by line, so it never grows with the number of lines.
 """
@@ -20,9 +20,8 @@ import io as _stdio
 import os
 import sys
 
-from hermesctx import _smalljson, lazyre
+from hermesctx import lazyre
 from hermesctx.errors import FileIOError, InputError
-from hermesctx.lean import deferring
 from hermesctx.record import record
 
 TYPE_CHECKING = False
@@ -31,23 +30,34 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
-# The small codec (:mod:`hermesctx._smalljson`) handles a process's first SMALL_BYTES of
-# JSON, read and written; past them orjson is imported and does the rest (a file known to be
-# larger: from its start). Measured on JSON Lines of 1 KB transcripts: importing orjson costs
-# ~15 ms of a run's CPU, the small codec ~6-12 ms per MB handled more than orjson (prune reads
-# and writes each byte, estimate reads it), so a run breaks even at 1.2-2.5 MB handled; past
-# 1 MiB, what the small codec can still save is less than what it may cost.
+# The json module handles a process's first SMALL_BYTES of JSON, read and written; past them orjson
+# is imported and does the rest (a file known to be larger: from its start). Measured (CPU, median
+# of 21 runs): importing json costs ~12 ms, orjson ~20 ms (a bare interpreter start ~15 ms); json
+# reads and writes more slowly than orjson, so past ~1 MiB handled it may cost more than it saves.
 SMALL_BYTES = 1 << 20
-_small_left = SMALL_BYTES  # what the small codec may still handle in this process
+_small_left = SMALL_BYTES  # what the json module may still handle in this process
 _orjson: Any = None  # the module, once imported
+_json_coders: Any = None  # (compact encoder, pretty encoder), once json is imported
 READ_DEPTH = 1024  # the deepest nesting orjson reads (and so the readers here): the writers too
 # orjson turns an integer outside the 64-bit range (20+ digits, or 19 after a minus sign) into
 # a float (:func:`_rounded` looks for one)
 _LONG_DIGITS = lazyre.compile(rb"\d{19}")
+_INF = float("inf")
+
+
+class _Deferred(type(sys)):
+    """A module that is not imported yet: the first attribute read on it imports the real one."""
+
+    def __getattr__(self, name: str):
+        import importlib
+
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), name)
 
 
 def _small(size: int) -> bool:
-    """Whether the small codec takes a document of ``size`` bytes, charged to its budget (0:
+    """Whether the json module takes a document of ``size`` bytes, charged to its budget (0:
     output, charged once written): only while orjson is not imported, by us or anyone."""
     global _small_left
     if size > _small_left or _small_left <= 0 or "orjson" in sys.modules:
@@ -58,7 +68,7 @@ def _small(size: int) -> bool:
 
 def expect_input(size: int) -> None:
     """An input of ``size`` bytes is coming (a file's size, known before it is read): beyond
-    the small codec's budget, orjson reads it from the first line, not after the budget."""
+    the json module's budget, orjson reads it from the first line, not after the budget."""
     global _small_left
     if size > _small_left:
         _small_left = 0
@@ -81,11 +91,21 @@ def expect_files(paths: list[str]) -> None:
 
 
 def _orjson_module() -> Any:
+    """orjson, imported on first use with ``inspect`` deferred: orjson imports dataclasses, and
+    dataclasses imports inspect (with ast, dis and tokenize, ~40 % of orjson's import) only to
+    word the docstring of a dataclass defined without one. While orjson is imported, ``import
+    inspect`` gives a stand-in that imports the real module when an attribute of it is first
+    read; afterwards ``import inspect`` anywhere gives the real module, as always."""
     global _orjson
     if _orjson is None:
-        with deferring("inspect"):  # (orjson's import of dataclasses, without inspect's)
+        stand_in = None
+        if "inspect" not in sys.modules:
+            stand_in = sys.modules["inspect"] = _Deferred("inspect")
+        try:
             import orjson
-
+        finally:
+            if stand_in is not None and sys.modules.get("inspect") is stand_in:
+                del sys.modules["inspect"]
         _orjson = orjson
     return _orjson
 
@@ -129,12 +149,39 @@ def loads(raw: bytes | str) -> Any:
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
-        except Exception:  # noqa: BLE001 - the full path decides, and words the error
+            return _unique_keys(_stdlib_loads(raw), raw, small=True)
+        except RecursionError:  # (deeper than the stdlib's stack goes: orjson reads 1,024 levels)
             pass
-        else:
-            return _unique_keys(value, raw, small=True)
     return _unique_keys(_loads(raw), raw)
+
+
+class _DuplicateKey(Exception):
+    """An object of the text names a key twice (``args[0]``: the key)."""
+
+
+def _pairs(pairs: list) -> dict:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
+def _duplicate_key(raw: bytes) -> str | None:
+    """The first key an object of ``raw`` (one JSON value) names twice, or None (also when
+    it is not JSON the stdlib reads: the reader's verdict is the one given)."""
+    import json
+
+    try:
+        json.loads(raw.decode("utf-8", "surrogatepass"), object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+    except _DuplicateKey as dup:
+        return dup.args[0]
+    except Exception:  # noqa: BLE001 - not JSON here
+        return None
+    return None
 
 
 def _unique_keys(value: Any, raw: bytes, *, small: bool = False) -> Any:
@@ -150,14 +197,14 @@ def _unique_keys(value: Any, raw: bytes, *, small: bool = False) -> Any:
     if is_lenient():
         return value
     try:
-        again = _smalljson.dumps(value) if small else _orjson_module().dumps(value, option=_orjson.OPT_APPEND_NEWLINE)
+        again = _stdlib_dumps(value, False) if small else _orjson_module().dumps(value, option=_orjson.OPT_APPEND_NEWLINE)
     except Exception:  # noqa: BLE001 - (what orjson cannot write: the scan decides)
         again = None
     if again is not None and (again == raw or (raw[-1:] != b"\n" and again[:-1] == raw)):
         return value
     if b":" not in raw:
         return value
-    key = _smalljson.duplicate_key(raw.decode("utf-8", "surrogatepass"))
+    key = _duplicate_key(raw)
     if key is not None:
         shown = key if len(key) <= 40 else key[:39] + "…"
         raise InputError(f"an object names the key {shown!r} twice (JSON readers disagree on which "
@@ -176,24 +223,37 @@ def _within_depth(value: Any, raw: bytes) -> Any:
 
 def try_loads(raw: bytes | str) -> Any:
     """:func:`loads`, or :data:`INVALID` where it raises: whether a line is one whole JSON
-    value, when nobody reads the error. The small codec's verdict stands (orjson refuses
-    whatever the stdlib's scanner refuses), so a line that is not JSON imports nothing more,
-    unless it was too deep for the stdlib's scanner (orjson reads 1,024 levels)."""
+    value, when nobody reads the error (a key named twice is still refused: it is one JSON
+    value)."""
     raw = _bytes(raw)
     if _small(len(raw)):
         try:
-            value = _within_depth(_smalljson.parse(raw.decode("utf-8")), raw)
-        except (RecursionError, MemoryError):
+            value = _stdlib_loads(raw)
+        except RecursionError:
             pass
-        except Exception:  # noqa: BLE001 - not one JSON value
+        except InputError:
             return INVALID
         else:
-            return _unique_keys(value, raw, small=True)  # (one JSON value: a key twice is an error)
+            return _unique_keys(value, raw, small=True)
     try:
         value = _loads(raw)
     except InputError:
         return INVALID
     return _unique_keys(value, raw)
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one beyond the float range is refused (a ValueError), not
+    made infinite."""
+    value = float(text)
+    if value == _INF or value == -_INF:
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _refuse_constant(name: str) -> None:
+    """NaN, Infinity and -Infinity are not JSON."""
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def _loads(raw: bytes) -> Any:
@@ -207,14 +267,23 @@ def _loads(raw: bytes) -> Any:
         if not _rounded(value, raw):
             return value
     try:
+        return _stdlib_loads(raw)
+    except RecursionError:
+        raise InputError("not JSON we can read: nesting too deep") from None
+
+
+def _stdlib_loads(raw: bytes) -> Any:
+    """The json module's value of ``raw`` (NaN, Infinity and numbers beyond the float range
+    refused), an :class:`InputError` in its words, or RecursionError (deeper than its stack)."""
+    try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"input is not valid UTF-8 (byte {exc.start})") from None
     import json
 
     try:
-        return _within_depth(json.loads(text, parse_constant=_smalljson.refuse_constant,
-                                        parse_float=_smalljson.finite_float), raw)
+        return _within_depth(json.loads(text, parse_constant=_refuse_constant,
+                                        parse_float=_finite_float), raw)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise InputError("empty input", hint="expected a JSON document") from None
@@ -223,8 +292,6 @@ def _loads(raw: bytes) -> Any:
         ) from None
     except ValueError as exc:
         raise InputError(f"not JSON: {exc}") from None
-    except RecursionError:
-        raise InputError("not JSON we can read: nesting too deep") from None
 
 
 def _rounded(value: Any, raw: Any) -> bool:
@@ -269,24 +336,17 @@ def _huge_float(value: Any) -> bool:
 
 
 def loads_like_json(text: Any) -> Any:
-    """``json.loads(text)``, the same value and the same exceptions. A str goes through the
-    small codec (``json.loads``'s own scanner); where that fails, ``json.loads`` raises (it
-    is the one that fails), unless the text was too deep for it, which orjson reads."""
+    """``json.loads(text)``, the same value and the same exceptions: json itself within the
+    small budget (:func:`_small`; unless the text is too deep for it, which orjson reads), else
+    through orjson when it gives ``json.loads``'s value (it refuses NaN and lone surrogates, and
+    turns 20-digit integers into floats: those go to the stdlib parser)."""
     if type(text) is str and _small(len(text)):
+        import json
+
         try:
-            return _smalljson.parse(text, standard=True)
-        except (RecursionError, MemoryError):
-            pass
-        except Exception:  # noqa: BLE001 - json.loads raises it in its own words
-            import json
-
             return json.loads(text)
-    return _loads_like_json(text)
-
-
-def _loads_like_json(text: Any) -> Any:
-    """Through orjson when it gives ``json.loads``'s value (it refuses NaN and lone
-    surrogates, and turns 20-digit integers into floats: those go to the stdlib parser)."""
+        except RecursionError:
+            pass
     orjson = _orjson_module()
     try:
         value = orjson.loads(text)
@@ -305,17 +365,10 @@ def dumps(value: Any, *, pretty: bool = False) -> bytes:
     """Serialize one value as UTF-8 JSON with a trailing newline: orjson's bytes."""
     global _small_left
     if _small(0):
-        try:
-            data = _smalljson.dumps(value, pretty)
-        except Exception:  # noqa: BLE001 - not sure of orjson's bytes: orjson writes them
-            pass
-        else:
+        data = _stdlib_dumps(value, pretty)
+        if data is not None:
             _small_left -= len(data)
             return data
-    return _dumps(value, pretty)
-
-
-def _dumps(value: Any, pretty: bool) -> bytes:
     orjson = _orjson_module()
     try:
         if pretty:
@@ -344,6 +397,34 @@ def _dumps(value: Any, pretty: bool) -> bytes:
         return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
+# a float the json module writes with an exponent (1e-07, 1e+16; orjson: 1e-7, 1e16, and 0.00001
+# for 1e-05), where a value starts and ends: its text goes to orjson (a string holding such a text
+# between JSON's separators too, which costs only time)
+_EXPONENT = lazyre.compile(r"(?:^|[\[,:]|: |\n +)-?\d+(?:\.\d+)?e[-+]\d+(?=[,\]}\n]|$)")
+
+
+def _stdlib_dumps(value: Any, pretty: bool) -> bytes | None:
+    """orjson's bytes for ``value`` written by the json module, or None where they may differ:
+    what json writes otherwise (NaN, a type orjson writes its own way), a float with an
+    exponent, a lone surrogate (orjson refuses it), nesting deeper than json's stack. json and
+    orjson escape strings alike and lay out ``indent=2`` alike; what orjson refuses and json
+    writes (big integers, keys that are not strings) is what orjson's path has json write."""
+    global _json_coders
+    if _json_coders is None:
+        import json
+
+        _json_coders = (json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False),
+                        json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False))
+    try:
+        text = _json_coders[pretty].encode(value)
+        data = text.encode("utf-8")
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        return None
+    if ("e-" in text or "e+" in text) and _EXPONENT.search(text):
+        return None
+    return data + b"\n"
+
+
 def _deeper_than(value: Any, depth: int) -> bool:
     """Whether ``value`` nests containers more than ``depth`` levels deep (iterative)."""
     stack = [(value, 1)]
@@ -361,7 +442,21 @@ def _deeper_than(value: Any, depth: int) -> bool:
     return False
 
 
-dumps_like_json = _smalljson.dumps_like_json  # json.dumps (no indent) without importing json
+_encoders: dict = {}  # (ensure_ascii, separators, sort_keys, default) -> its json.JSONEncoder
+
+
+def dumps_like_json(value: Any, *, ensure_ascii: bool = True, separators: tuple[str, str] | None = None,
+                    sort_keys: bool = False, default: Callable[[Any], Any] | None = None) -> str:
+    """``json.dumps(value, ...)`` for these keywords (no ``indent``): one encoder kept per set
+    of keywords, where ``json.dumps`` builds one per call."""
+    key = (ensure_ascii, separators, sort_keys, default)
+    encoder = _encoders.get(key)
+    if encoder is None:
+        import json
+
+        encoder = _encoders[key] = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=separators,
+                                                    sort_keys=sort_keys, default=default)
+    return encoder.encode(value)
 
 
 GZIP_MAGIC = b"\x1f\x8b"

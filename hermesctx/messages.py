@@ -18,11 +18,10 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from hermesctx.errors import InputError
-from hermesctx.lean import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
 OPENAI = "openai"
@@ -83,15 +82,19 @@ def is_lenient() -> bool:
     return _LENIENT.get()
 
 
-@contextmanager
-def lenient_input(on: bool = True) -> Iterator[None]:
-    """Within the block, :func:`check_messages`, format detection and usage counts accept what
-    Hermes accepts (the library equivalent of ``--lenient``)."""
-    token = _LENIENT.set(on)
-    try:
-        yield
-    finally:
-        _LENIENT.reset(token)
+class lenient_input:
+    """``with lenient_input():`` within the block, :func:`check_messages`, format detection and
+    usage counts accept what Hermes accepts (the library equivalent of ``--lenient``)."""
+
+    def __init__(self, on: bool = True):
+        self.on = on
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        self.token = _LENIENT.set(self.on)
+
+    def __exit__(self, *exc: Any) -> None:
+        _LENIENT.reset(self.token)
 
 
 def set_lenient(on: bool) -> Callable[[], None]:

@@ -41,7 +41,13 @@ class Spec:
 
 def option(default: Any = None, flag: str = "", help: str = "", **spec: Any) -> Any:
     """A record field declaring one option (see :class:`Spec`)."""
-    return field(default=default, metadata={"option": Spec(flag, help, **spec)})
+    return field(default=default, metadata=metadata(flag, help, **spec))
+
+
+def metadata(flag: str, help: str = "", **spec: Any) -> dict:  # noqa: A002
+    """The ``metadata`` of a field declaring one option (see :class:`Spec`): what a plugin's
+    ``Options`` dataclass gives ``dataclasses.field(default=..., metadata=metadata("--x", ...))``."""
+    return {"option": Spec(flag, help, **spec)}
 
 
 def specs(cls) -> list[tuple[Field, Spec]]:

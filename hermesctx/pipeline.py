@@ -115,9 +115,10 @@ def run_document(stages: list[Stage], doc: Any, wire: str | None = None) -> tupl
     reports = []
     for stage in stages:
         doc, report = stage.run(doc)
+        ready, report = send.ready_of(report)
         if wire is not None:
             counts: dict = {}
-            doc = send.request(doc, wire, counts)
+            doc = send.request(doc, wire, counts, ready)
             if counts:
                 report = {**(report or {}), "wire": counts}
         reports.append({"stage": stage.name, **(report or {})})

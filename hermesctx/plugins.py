@@ -3,8 +3,10 @@
 Three entry-point groups; each entry's name is what a config or a flag names:
 
 * ``hermesctx.stages``: a module (or any object) with the face of a built-in stage
-  (:mod:`hermesctx.stages`): ``Options`` (a class declared with
-  ``@hermesctx.record.record(frozen=True)``, fields :func:`hermesctx.options.option`, a ``key`` only one of hermesctx's settings; optional, no
+  (:mod:`hermesctx.stages`): ``Options`` (a frozen dataclass whose fields declare their flags
+  with ``dataclasses.field(default=..., metadata=hermesctx.options.metadata("--flag", ...))``,
+  or a :func:`hermesctx.record.record` with :func:`hermesctx.options.option` fields, as the
+  built-in stages declare theirs; a ``key`` only one of hermesctx's settings; optional, no
   options when absent), ``build(options, ctx)`` returning ``doc -> (doc, report)``, and
   ``describe(report) -> str`` (optional). A ``run`` pipeline names it like a built-in stage,
   options checked by its ``Options``.
@@ -36,7 +38,7 @@ from __future__ import annotations
 from hermesctx import registry
 from hermesctx.errors import HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
-from hermesctx.record import field, record
+from hermesctx.record import field, is_record, record
 from hermesctx.registry import ENGINES, GROUPS, STAGES, SUMMARIZERS, Plugin  # noqa: F401 - what plugins.* names
 
 TYPE_CHECKING = False
@@ -172,9 +174,9 @@ def stage(name: str, builtins: tuple[str, ...] = ()) -> StagePlugin:
     if not callable(build):
         raise PluginError(f"{plugin.label()} is not a stage: it has no build(options, ctx)")
     options = getattr(obj, "Options", _NoOptions)
-    if not hasattr(options, "__record_fields__"):
-        raise PluginError(f"{plugin.label()}: its Options is not declared with "
-                          "@hermesctx.record.record(frozen=True)")
+    if not isinstance(options, type) or not is_record(options):
+        raise PluginError(f"{plugin.label()}: its Options is not a dataclass "
+                          "(nor a @hermesctx.record.record)")
     from hermesctx.config import KEYS
     from hermesctx.options import specs
 

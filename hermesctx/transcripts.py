@@ -19,7 +19,6 @@ from hermesctx import jsonio
 from hermesctx.context import Env, plural
 from hermesctx.errors import FileIOError, HermesctxError, UsageError
 from hermesctx.exit import ExitStatus
-from hermesctx.lean import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,10 +33,26 @@ _READ_BUFFER = 4 << 20  # long JSONL lines (transcripts of 100s of KB) split ~2x
 _SMALL_FILE = 256 << 10
 
 
-@contextmanager
-def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
-    """``-`` is stdin (refused when it is a terminal: nothing was piped); else the named file.
-    Gzip-compressed input is decompressed as it is read (:func:`jsonio.decompressed`)."""
+class open_input:
+    """``with open_input(env, path) as stream``: ``-`` is stdin (refused when it is a terminal:
+    nothing was piped); else the named file. Gzip-compressed input is decompressed as it is
+    read (:func:`jsonio.decompressed`). The file is closed when the block ends."""
+
+    def __init__(self, env: Env, path: str):
+        self.env, self.path = env, path
+        self.handle: BinaryIO | None = None  # what the end of the block closes
+
+    def __enter__(self) -> BinaryIO:
+        stream, self.handle = _opened(self.env, self.path)
+        return stream
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
+def _opened(env: Env, path: str) -> tuple[BinaryIO, BinaryIO | None]:
+    """What :class:`open_input` reads, and the handle it closes afterwards (None: nothing)."""
     if path == "-":
         if env.stdin_isatty:
             raise UsageError("no input: pipe a transcript in or name a file",
@@ -46,13 +61,8 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
             # the process's own stdin, not read yet: through a 4 MiB buffer (long JSONL lines
             # split several times faster than through the default 8 KiB one)
             _tune_for(os.fstat(sys.stdin.fileno()).st_size)  # (a pipe's size is 0: not tuned)
-            with open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False) as handle:
-                if env.progress is not None:
-                    env.progress.watch(handle.fileno())
-                yield jsonio.decompressed(handle, env.input_cap)
-            return
-        yield jsonio.decompressed(env.stdin, env.input_cap)
-        return
+            return _watched(env, open(sys.stdin.fileno(), "rb", buffering=_READ_BUFFER, closefd=False))
+        return jsonio.decompressed(env.stdin, env.input_cap), None
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -73,17 +83,23 @@ def open_input(env: Env, path: str) -> Iterator[BinaryIO]:
         if data is not None:
             os.close(fd)
     except IsADirectoryError:
-        yield _directory(path)
-        return
+        return _directory(path), None
     except OSError as exc:
         raise FileIOError(f"cannot read {path}: {exc.strerror}", path=path) from None
     if data is not None:
-        yield _small_file(data, path, env)
-        return
-    with _stdio.BufferedReader(raw, _READ_BUFFER) as handle:
+        return _small_file(data, path, env), None
+    return _watched(env, _stdio.BufferedReader(raw, _READ_BUFFER))
+
+
+def _watched(env: Env, handle: BinaryIO) -> tuple[BinaryIO, BinaryIO]:
+    """A buffered input, its progress watched, decompressed if it is gzip (closed on failure)."""
+    try:
         if env.progress is not None:
             env.progress.watch(handle.fileno())
-        yield jsonio.decompressed(handle, env.input_cap)
+        return jsonio.decompressed(handle, env.input_cap), handle
+    except BaseException:
+        handle.close()
+        raise
 
 
 def _directory(path: str) -> BinaryIO:
@@ -266,12 +282,13 @@ def segments_left_out(info: dict) -> list[str]:
 
 
 def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
-               wire: dict | None = None) -> Any:
+               wire: dict | None = None, ready: str | None = None) -> Any:
     """A stage's result for a document read by :func:`format_documents`, in the format the
     command writes (the input's own: OpenAI / Anthropic bodies are as they came; else
     ``target``, else OpenAI), as it goes on the wire (:mod:`hermesctx.wire.send`). What that
     format cannot hold, and what the send path changed (also counted in ``wire``), is warned
-    about."""
+    about. ``ready``: the format whose send path need not check ``result``'s messages again
+    (:data:`hermesctx.wire.send.READY`)."""
     from hermesctx import formats
     from hermesctx.wire import send
 
@@ -282,7 +299,7 @@ def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
         info = {"format": detect_format(result)}
     lost: dict = {}
     wire = {} if wire is None else wire
-    out = formats.write_back(result, info, target, lost, wire)
+    out = formats.write_back(result, info, target, lost, wire, ready)
     fmt = formats.output_format(info, target)
     for line in [*formats.describe_lost(lost, fmt), *send.describe(wire)]:
         env.warn(f"{doc.where}: {line}" if doc.where else line)
@@ -463,10 +480,11 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
                     _same_format(doc, target)
                 try:
                     result, rep = fn(doc.data)
+                    ready, rep = _ready_of(rep)
                     if emit:  # (what the stage's own send path changed is said with the rest)
                         wire: dict = dict(rep.get("wire") or {}) if isinstance(rep, dict) else {}
                         if not (isinstance(rep, dict) and rep.get("as_is")):  # (spill --restore's original)
-                            result = write_back(env, doc, result, target, wire)
+                            result = write_back(env, doc, result, target, wire, ready)
                         if out is not None and not out.changed:
                             out.changed = result != doc.data
                         if wire:
@@ -497,6 +515,16 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
         if out is not None:
             out.close(ok, backup=backup)
     return count
+
+
+def _ready_of(report: Any) -> tuple[str | None, Any]:
+    """:func:`hermesctx.wire.send.ready_of`, without importing the send path for a report that
+    says nothing of it."""
+    if type(report) is not dict or len(report) == 0:
+        return None, report
+    from hermesctx.wire import send
+
+    return send.ready_of(report)
 
 
 class _Records:

@@ -8,24 +8,26 @@ click is imported here only for a click command run outside :func:`hermesctx.cli
 from __future__ import annotations
 
 from hermesctx.context import Context, Env  # every command line has them (no click there)
-from hermesctx.lean import contextmanager
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 # (env, contexts by config path) of the command lines running in this process, innermost last
 _ACTIVE: list[tuple[Any, dict]] = []
 
 
-@contextmanager
-def command_line(env) -> Iterator[Any]:
-    """Make ``env`` the environment of the command line run inside."""
-    _ACTIVE.append((env, {}))
-    try:
-        yield env
-    finally:
+class command_line:
+    """``with command_line(env):`` makes ``env`` the environment of the command line run inside."""
+
+    def __init__(self, env: Any):
+        self.env = env
+
+    def __enter__(self) -> Any:
+        _ACTIVE.append((self.env, {}))
+        return self.env
+
+    def __exit__(self, *exc: Any) -> None:
         _ACTIVE.pop()
 
 

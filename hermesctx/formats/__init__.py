@@ -352,9 +352,10 @@ def output_format(info: dict, target: str | None) -> str:
 
 
 def write_back(result: Any, info: dict, target: str | None, lost: dict,
-               wire: dict | None = None) -> Any:
+               wire: dict | None = None, ready: str | None = None) -> Any:
     """A stage's result (in the working format of :func:`prepare`) in the output format, as it
-    goes on the wire (:mod:`hermesctx.wire.send`; what that changed is counted in ``wire``)."""
+    goes on the wire (:mod:`hermesctx.wire.send`; what that changed is counted in ``wire``).
+    ``ready``: the format whose send path need not check the result's messages again."""
     from hermesctx.wire import send
 
     found = info.get("format", OPENAI)
@@ -365,9 +366,11 @@ def write_back(result: Any, info: dict, target: str | None, lost: dict,
     if out != working:
         result = to_openai(result, working, lost)
         result = from_openai(result, out, lost)
+        ready = None  # (new messages)
     if out == found and info.get("kept"):
         result = MODULES[found].restore(result, info["kept"])
-    return send.request(result, out, {} if wire is None else wire)
+        ready = None  # (items put back: not what was checked)
+    return send.request(result, out, {} if wire is None else wire, ready)
 
 
 # --- reading a stream -------------------------------------------------------------------

@@ -390,57 +390,77 @@ def _positional_anthropic(messages: list, stub: bool, report: dict) -> list:
     duplicates are dropped; calls left without a result are removed, or (``stub``) get a
     stub result."""
     roles = [msg.get("role") for msg in messages]
+    turn_of = _turn_numbers(roles)
+    claims = _Claims()
+    for i, msg in enumerate(messages):  # pass 1: the calls' ids, and the turn each result answers
+        content = msg.get("content")
+        if isinstance(content, list) and roles[i] == "assistant":
+            claims.calls(i, turn_of[i], content, report)
+        elif isinstance(content, list) and roles[i] == "user":
+            claims.results(turn_of[i], i == 0 or turn_of[i - 1] != turn_of[i], content, report)
+    return _placed(messages, roles, turn_of, claims, stub, report)  # pass 2
+
+
+def _turn_numbers(roles: list) -> list[int]:
+    """The turn of each message: consecutive user or assistant messages share one."""
     turn_of: list[int] = []
     turn = -1
     for i, role in enumerate(roles):
         if i == 0 or role != roles[i - 1] or role not in ("user", "assistant"):
             turn += 1
         turn_of.append(turn)
-    # pass 1: tool_use ids (renumbered when reused), and which turn each result belongs to
-    taken: set = set()
-    renamed: dict[tuple[int, int], str] = {}  # (message, block) -> new tool_use id
-    owners: dict = {}  # id key -> (assistant turn, wire id)
-    slots: dict[int, list] = {}  # assistant turn -> result blocks
-    answered: dict[int, set] = {}
-    for i, msg in enumerate(messages):
-        content = msg.get("content")
-        if not isinstance(content, list):
-            continue
-        t = turn_of[i]
-        if roles[i] == "assistant":
-            slots.setdefault(t, [])
-            answered.setdefault(t, set())
-            for j, block in enumerate(content):
-                if not (isinstance(block, dict) and block.get("type") == "tool_use"):
-                    continue
-                bid = block.get("id")
-                key = id_key(bid)
-                wire_id = bid
-                if bid is not None and key in taken:
-                    wire_id = _unique_id(bid, taken)
-                    renamed[(i, j)] = wire_id
-                    report["ids_renumbered"] += 1
-                taken.add(id_key(wire_id))
-                if bid is not None:
-                    owners[key] = (t, wire_id)
-        elif roles[i] == "user":
-            first_user = i == 0 or turn_of[i - 1] != t
-            leading = True
-            for block in content:
-                if not (isinstance(block, dict) and block.get("type") == "tool_result"):
-                    leading = False
-                    continue
-                uid = block.get("tool_use_id")
-                found = _claim(owners, answered, uid, report)
-                if found is None:
-                    continue
-                owner, wire_id = found
-                if uid != wire_id:
-                    block = {**block, "tool_use_id": wire_id}
-                if owner != t - 1 or not (first_user and leading):
-                    report["results_moved"] += 1
-                slots[owner].append(block)
-    # pass 2: the calls kept, the results at the front of the next user turn
+    return turn_of
+
+
+class _Claims:
+    """Pass 1 of :func:`_positional_anthropic`: the tool_use ids (renumbered when reused) and
+    the results each assistant turn gets."""
+
+    def __init__(self) -> None:
+        self.taken: set = set()
+        self.renamed: dict[tuple[int, int], str] = {}  # (message, block) -> new tool_use id
+        self.owners: dict = {}  # id key -> (assistant turn, wire id)
+        self.slots: dict[int, list] = {}  # assistant turn -> result blocks
+        self.answered: dict[int, set] = {}
+
+    def calls(self, i: int, t: int, content: list, report: dict) -> None:
+        self.slots.setdefault(t, [])
+        self.answered.setdefault(t, set())
+        for j, block in enumerate(content):
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                continue
+            bid = block.get("id")
+            key = id_key(bid)
+            wire_id = bid
+            if bid is not None and key in self.taken:
+                wire_id = _unique_id(bid, self.taken)
+                self.renamed[(i, j)] = wire_id
+                report["ids_renumbered"] += 1
+            self.taken.add(id_key(wire_id))
+            if bid is not None:
+                self.owners[key] = (t, wire_id)
+
+    def results(self, t: int, first_user: bool, content: list, report: dict) -> None:
+        leading = True
+        for block in content:
+            if not (isinstance(block, dict) and block.get("type") == "tool_result"):
+                leading = False
+                continue
+            uid = block.get("tool_use_id")
+            found = _claim(self.owners, self.answered, uid, report)
+            if found is None:
+                continue
+            owner, wire_id = found
+            if uid != wire_id:
+                block = {**block, "tool_use_id": wire_id}
+            if owner != t - 1 or not (first_user and leading):
+                report["results_moved"] += 1
+            self.slots[owner].append(block)
+
+
+def _placed(messages: list, roles: list, turn_of: list, claims: _Claims, stub: bool, report: dict) -> list:
+    """Pass 2 of :func:`_positional_anthropic`: the calls kept, the results at the front of the
+    next user turn."""
     out: list = []
     pending: list = []  # results waiting for the first message after an assistant turn
     stubs: list = []  # stub results of the current assistant turn (they go first)
@@ -448,57 +468,71 @@ def _positional_anthropic(messages: list, stub: bool, report: dict) -> list:
         role, content = roles[i], msg.get("content")
         if pending and role != "assistant":
             if role == "user":
-                rest = _without_results(content)
-                out.append({**msg, "content": pending + rest})
+                out.append({**msg, "content": pending + _without_results(content)})
             else:
                 out.append({"role": "user", "content": pending})
                 out.append(msg)
             pending = []
             continue
-        if role == "assistant" and isinstance(content, list):
-            t = turn_of[i]
-            kept = []
-            changed = False
-            for j, block in enumerate(content):
-                if not (isinstance(block, dict) and block.get("type") == "tool_use"):
-                    kept.append(block)
-                    continue
-                wire_id = renamed.get((i, j), block.get("id"))
-                if (i, j) in renamed:
-                    block = {**block, "id": wire_id}
-                    changed = True
-                if wire_id is not None and id_key(wire_id) in answered[t]:
-                    kept.append(block)
-                elif stub and wire_id is not None:
-                    kept.append(block)
-                    stubs.append({"type": "tool_result", "tool_use_id": wire_id, "content": STUB_TEXT})
-                    report["stubs_added"] += 1
-                else:
-                    report["calls_removed"] += 1
-                    changed = True
-            if changed or len(kept) != len(content):
-                msg = {**msg, "content": kept or [{"type": "text", "text": CALL_REMOVED}]}
         if role == "assistant":
-            out.append(msg)
             t = turn_of[i]
+            if isinstance(content, list):
+                msg = _kept_calls(i, msg, content, claims.renamed, claims.answered[t], stub, stubs, report)
+            out.append(msg)
             if i + 1 == len(messages) or turn_of[i + 1] != t:
-                pending = stubs + slots.get(t, [])
+                pending = stubs + claims.slots.get(t, [])
                 stubs = []
             continue
         if role == "user" and isinstance(content, list):
-            rest = _without_results(content)
-            if len(rest) != len(content):
-                if rest:
-                    msg = {**msg, "content": rest}
-                elif out and out[-1].get("role") == "user":
-                    report["messages_joined"] += 1
-                    continue
-                else:
-                    msg = {**msg, "content": [{"type": "text", "text": RESULT_REMOVED}]}
+            msg = _user_rest(msg, content, out, report)
+            if msg is None:
+                continue
         out.append(msg)
     if pending:
         out.append({"role": "user", "content": pending})
     return out
+
+
+def _kept_calls(i: int, msg: dict, content: list, renamed: dict, answered: set, stub: bool,
+                stubs: list, report: dict) -> dict:
+    """An assistant message with its calls renumbered, and those left without a result removed
+    (or, ``stub``, given a stub result, added to ``stubs``)."""
+    kept = []
+    changed = False
+    for j, block in enumerate(content):
+        if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+            kept.append(block)
+            continue
+        wire_id = renamed.get((i, j), block.get("id"))
+        if (i, j) in renamed:
+            block = {**block, "id": wire_id}
+            changed = True
+        if wire_id is not None and id_key(wire_id) in answered:
+            kept.append(block)
+        elif stub and wire_id is not None:
+            kept.append(block)
+            stubs.append({"type": "tool_result", "tool_use_id": wire_id, "content": STUB_TEXT})
+            report["stubs_added"] += 1
+        else:
+            report["calls_removed"] += 1
+            changed = True
+    if changed or len(kept) != len(content):
+        return {**msg, "content": kept or [{"type": "text", "text": CALL_REMOVED}]}
+    return msg
+
+
+def _user_rest(msg: dict, content: list, out: list, report: dict) -> dict | None:
+    """A user message without the results pass 1 moved (None: nothing left, joined to the user
+    message before it)."""
+    rest = _without_results(content)
+    if len(rest) == len(content):
+        return msg
+    if rest:
+        return {**msg, "content": rest}
+    if out and out[-1].get("role") == "user":
+        report["messages_joined"] += 1
+        return None
+    return {**msg, "content": [{"type": "text", "text": RESULT_REMOVED}]}
 
 
 def _without_results(content: Any) -> list:
@@ -590,17 +624,15 @@ def find_problems(messages: list) -> list[dict]:
     return problems
 
 
-def _pairs_clean(messages: list, target: str, handed_on: bool, checked: bool = True) -> bool:
+def _pairs_clean(messages: list, target: str, checked: bool = True) -> str | bool:
     """Whether ``messages`` break no tool-pairing rule of ``target``. A clean list (the usual
     input, and the usual repair) is told in one pass with the send path's own check
-    (:func:`send.openai_ready`, :func:`send.anthropic_ready`); when it is ``handed_on`` as the
-    output, the send path is told (:func:`send.vouch`) and does not check it again. Not yet
-    ``checked``: the messages are first checked as :func:`check_messages` does (that pass
-    answers it too: every message an object with a string role)."""
+    (:func:`send.openai_ready`, :func:`send.anthropic_ready`): then the answer is ``target``,
+    the format whose send path need not check the list again. Not yet ``checked``: the
+    messages are first checked as :func:`check_messages` does (that pass answers it too: every
+    message an object with a string role)."""
     if (send.anthropic_ready if target == ANTHROPIC else send.openai_ready)(messages):
-        if handed_on:
-            send.vouch(messages, target)
-        return True
+        return target
     if not checked:
         check_messages(messages)
     return pairing_clean(messages, target)
@@ -616,16 +648,29 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     - ``hermes``: Hermes's repair (the compressor's, or the pre-API one with ``stub``), when
       its result breaks no tool-pairing rule.
     - ``positional``: else :func:`repair_positional` of the input."""
+    new_doc, report, _ready = _sanitized(doc, stub)
+    return new_doc, report
+
+
+def _sanitized(doc: Any, stub: bool) -> tuple[Any, dict, str | None]:
+    """:func:`sanitize`, and the format whose send path need not check the output's messages
+    again (they passed its ready check: :data:`send.READY`), or None."""
     messages = messages_of(doc)
     target = target_of(doc)  # (reads any list: the messages are checked in _pairs_clean)
-    if _pairs_clean(messages, target, handed_on=not stub, checked=False):  # (--stub: a new list)
+    clean = _pairs_clean(messages, target, checked=False)
+    ready = None
+    if clean:
         report = _empty_report()
         new = _stub_prepare(messages, report) if stub else messages
         report["repair"] = "none"
+        if not stub:  # (--stub: a new list)
+            ready = clean if isinstance(clean, str) else None
     else:
         new, report = (stub_orphans if stub else strip_orphans)(messages)
         report["repair"] = "hermes"
-        if not _pairs_clean(new, target, handed_on=True):
+        clean = _pairs_clean(new, target)
+        ready = clean if isinstance(clean, str) else None
+        if not clean:
             new, report = repair_positional(messages, target, stub=stub)
             report["repair"] = "positional"
     for key in _POSITIONAL_KEYS:
@@ -634,8 +679,8 @@ def sanitize(doc: Any, *, stub: bool = False) -> tuple[Any, dict]:
     report["messages_before"] = len(messages)
     report["messages_after"] = len(new)
     if new is messages:
-        return doc, report
-    return with_messages(doc, new), report
+        return doc, report, ready
+    return with_messages(doc, new), report, ready
 
 
 def describe(report: dict) -> str:
@@ -666,7 +711,12 @@ class Options:
 def build(options: Options, ctx):
     """The stage as a function of one document, ``doc -> (doc, report)``."""
     stub = bool(options.stub)
-    return lambda doc: sanitize(doc, stub=stub)
+
+    def run(doc: Any) -> tuple[Any, dict]:
+        new, report, ready = _sanitized(doc, stub)
+        return new, report if ready is None else {**report, send.READY: ready}
+
+    return run
 
 
 def check(doc: Any, target: str, _line: int | None = None) -> list:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from hermesctx.record import record
 from hermesctx.wire import params, tooldefs
+from hermesctx.wire.onepass import by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -541,43 +542,14 @@ def _oa_tool_call(sink: _Sink, tpath: str, call: Any) -> None:
                 _oa_type(sink, f"{tpath}.{kind}.{key}", "a string", inner[key])
 
 
+_PAIRING_TESTS = by_role([(oa_unpaired, None)])
+
+
 def openai_pairs_clean(messages: list) -> bool:
-    """True only when :func:`_openai_pairing` finds nothing: every run of tool messages
-    right after an assistant's calls answers each of its (string, distinct) ids once, and no
-    tool message stands anywhere else. The usual clean transcript is answered here in one pass
-    with no problem text built; False (also for any odd id) leaves the answer to the full
-    check."""
-    pending: set | None = None  # the open assistant's ids not answered yet (None: no run open)
-    for msg in messages:
-        if type(msg) is not dict:
-            if pending:
-                return False
-            pending = None
-            continue
-        role = msg.get("role")
-        if role == "tool":
-            cid = msg.get("tool_call_id")
-            if pending is None or type(cid) is not str or cid not in pending:
-                return False
-            pending.remove(cid)
-            continue
-        if pending:
-            return False
-        pending = None
-        if role != "assistant":
-            continue
-        calls = msg.get("tool_calls")
-        if calls is None or type(calls) is not list:
-            continue
-        if not calls:
-            return False
-        pending = set()
-        for call in calls:
-            cid = call.get("id") if type(call) is dict else None
-            if type(cid) is not str or cid in pending:
-                return False
-            pending.add(cid)
-    return not pending
+    """True only when :func:`_openai_pairing` finds nothing (:func:`oa_unpaired` in one pass):
+    the usual clean transcript is answered with no problem text built; False (also for any
+    odd id) leaves the answer to the full check."""
+    return one_pass(messages, _PAIRING_TESTS, odd_ok=True)
 
 
 def _openai_pairing(messages: list, sink: _Sink) -> None:
@@ -844,33 +816,12 @@ def _compaction_block(sink: _Sink, path: str, block: dict) -> None:
 
 
 def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
+    """Every Anthropic rule on one body (or bare message list): the request's own keys, each
+    message and its blocks, then the rules across messages."""
     messages, body = _messages(doc)
     walk = _AnthropicWalk(sink)
     if body is not None:
-        for key in body:
-            if key in params.ANTHROPIC_BETA:
-                sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted "
-                         "(a beta parameter: accepted with its anthropic-beta header)", RISK)
-            elif key not in ANTHROPIC_REQUEST_PARAMS:
-                sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted")
-        for key in ("max_tokens", "model"):
-            if key not in body:
-                sink.add(key, "AN-MISSING-PARAM", f"{key}: Field required")
-        tools = body.get("tools")
-        if isinstance(tools, list):
-            for k, tool in enumerate(tools):
-                if isinstance(tool, dict) and "cache_control" in tool:
-                    walk.cache_control(f"tools[{k}]", tool["cache_control"])
-        system = body.get("system")
-        if isinstance(system, list):
-            for k, block in enumerate(system):
-                walk.block(f"system[{k}]", block, ("text",))
-        elif system is not None and not isinstance(system, str):
-            sink.add("system", "AN-SCHEMA", "system: Input should be a valid string or list")
-        if "messages" not in body:
-            sink.add("messages", "AN-SCHEMA", "messages: Field required")
-        elif messages is None:
-            sink.add("messages", "AN-SCHEMA", "messages: Input should be a valid list")
+        _an_request(body, messages, walk, sink)
     if messages is None:
         if body is None:
             sink.add("messages", "AN-SCHEMA", "messages: Input should be a valid list")
@@ -879,69 +830,7 @@ def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
         sink.add("messages", "AN-SCHEMA", "messages: at least one message is required")
     last = len(messages) - 1
     for i, msg in enumerate(messages):
-        path = f"messages[{i}]"
-        if not isinstance(msg, dict):
-            sink.add(path, "AN-SCHEMA", f"messages.{i}: Input should be a valid dictionary")
-            continue
-        role = msg.get("role")
-        for key in msg:
-            if key not in ("role", "content"):
-                sink.add(path, "AN-SCHEMA", f"messages.{i}.{key}: Extra inputs are not permitted")
-        if role == "system":
-            sink.add(f"{path}.role", "AN-ROLE-SYSTEM",
-                     'messages: Unexpected role "system". The Messages API accepts a top-level '
-                     '`system` parameter, not "system" as an input message role.')
-        elif role not in ("user", "assistant"):
-            if "role" not in msg:
-                sink.add(f"{path}.role", "AN-SCHEMA", f"messages.{i}.role: Field required")
-            else:
-                sink.add(f"{path}.role", "AN-SCHEMA",
-                         f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if i == 0 and role != "user":
-            sink.add(f"{path}.role", "AN-FIRST-USER", 'messages: first message must use the "user" role')
-        if "content" not in msg:
-            sink.add(path, "AN-SCHEMA", f"messages.{i}.content: Field required")
-            continue
-        content = msg["content"]
-        if content == "" or content == []:
-            if not (i == last and role == "assistant"):
-                sink.add(f"{path}.content", "AN-EMPTY-CONTENT",
-                         f"messages.{i}: all messages must have non-empty content except for the "
-                         "optional final assistant message")
-            continue
-        if isinstance(content, str):
-            if not content.strip():
-                sink.add(f"{path}.content", "AN-WHITESPACE-TEXT",
-                         "messages: text content blocks must contain non-whitespace text")
-            continue
-        if not isinstance(content, list):
-            sink.add(f"{path}.content", "AN-SCHEMA",
-                     f"messages.{i}.content: Input should be a valid string or list")
-            continue
-        has_thinking = False
-        for j, block in enumerate(content):
-            bpath = f"{path}.content[{j}]"
-            kind = walk.block(bpath, block)
-            if kind in _THINKING:
-                has_thinking = True
-            if kind == "compaction" and role != "assistant":
-                sink.add(bpath, "AN-COMPACTION", f"messages.{i}.content.{j}: a `compaction` block "
-                         "is only accepted in an `assistant` message")
-            if (role == "user" and kind in ("tool_use", "thinking", "redacted_thinking")) \
-                    or (role == "assistant" and kind == "tool_result"):
-                sink.add(bpath, "AN-BLOCK-ROLE",
-                         f"messages.{i}.content.{j}: a `{kind}` block in a `{role}` message")
-        if role == "assistant" and has_thinking:
-            first, final = content[0], content[-1]
-            first_kind = first.get("type") if isinstance(first, dict) else None
-            if first_kind not in _THINKING:
-                sink.add(f"{path}.content[0]", "AN-THINK-FIRST",
-                         f"messages.{i}.content.0: If an assistant message contains any thinking "
-                         "blocks, the first block must be thinking or redacted_thinking. Found "
-                         f"{_show_id(first_kind)}.")
-            if isinstance(final, dict) and final.get("type") in _THINKING:
-                sink.add(f"{path}.content[{len(content) - 1}]", "AN-THINK-LAST",
-                         f"messages.{i}: The final block in an assistant message cannot be `thinking`.")
+        _an_message(i, msg, i == last, walk, sink)
     if body is not None and "cache_control" in body:
         walk.cache_control("", body["cache_control"])
     if walk.marks > 4:
@@ -952,6 +841,115 @@ def _check_anthropic(doc: Any, sink: _Sink, reference: Any) -> None:
     _thinking_final_turn(doc, messages, sink, reference)
     if reference is not None:
         _thinking_reference(doc, messages, sink, reference)
+
+
+def _an_request(body: dict, messages: list | None, walk: _AnthropicWalk, sink: _Sink) -> None:
+    """The request's own keys: parameters, the cache breakpoints of its tools, its system."""
+    for key in body:
+        if key in params.ANTHROPIC_BETA:
+            sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted "
+                     "(a beta parameter: accepted with its anthropic-beta header)", RISK)
+        elif key not in ANTHROPIC_REQUEST_PARAMS:
+            sink.add(str(key), "AN-SCHEMA", f"{key}: Extra inputs are not permitted")
+    for key in ("max_tokens", "model"):
+        if key not in body:
+            sink.add(key, "AN-MISSING-PARAM", f"{key}: Field required")
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        for k, tool in enumerate(tools):
+            if isinstance(tool, dict) and "cache_control" in tool:
+                walk.cache_control(f"tools[{k}]", tool["cache_control"])
+    system = body.get("system")
+    if isinstance(system, list):
+        for k, block in enumerate(system):
+            walk.block(f"system[{k}]", block, ("text",))
+    elif system is not None and not isinstance(system, str):
+        sink.add("system", "AN-SCHEMA", "system: Input should be a valid string or list")
+    if "messages" not in body:
+        sink.add("messages", "AN-SCHEMA", "messages: Field required")
+    elif messages is None:
+        sink.add("messages", "AN-SCHEMA", "messages: Input should be a valid list")
+
+
+def _an_message(i: int, msg: Any, last: bool, walk: _AnthropicWalk, sink: _Sink) -> None:
+    """One message: an object of role and content only, a role the API takes, content that is
+    not empty (bar a final assistant message's), its blocks."""
+    path = f"messages[{i}]"
+    if not isinstance(msg, dict):
+        sink.add(path, "AN-SCHEMA", f"messages.{i}: Input should be a valid dictionary")
+        return
+    role = msg.get("role")
+    _an_role(i, msg, role, sink)
+    if "content" not in msg:
+        sink.add(path, "AN-SCHEMA", f"messages.{i}.content: Field required")
+        return
+    content = msg["content"]
+    if content == "" or content == []:
+        if not (last and role == "assistant"):
+            sink.add(f"{path}.content", "AN-EMPTY-CONTENT",
+                     f"messages.{i}: all messages must have non-empty content except for the "
+                     "optional final assistant message")
+    elif isinstance(content, str):
+        if not content.strip():
+            sink.add(f"{path}.content", "AN-WHITESPACE-TEXT",
+                     "messages: text content blocks must contain non-whitespace text")
+    elif not isinstance(content, list):
+        sink.add(f"{path}.content", "AN-SCHEMA",
+                 f"messages.{i}.content: Input should be a valid string or list")
+    elif _an_blocks(i, role, content, walk, sink) and role == "assistant":
+        _an_thinking_order(i, content, sink)
+
+
+def _an_role(i: int, msg: dict, role: Any, sink: _Sink) -> None:
+    """No key but role and content; a role of user or assistant, the first one user."""
+    path = f"messages[{i}]"
+    for key in msg:
+        if key not in ("role", "content"):
+            sink.add(path, "AN-SCHEMA", f"messages.{i}.{key}: Extra inputs are not permitted")
+    if role == "system":
+        sink.add(f"{path}.role", "AN-ROLE-SYSTEM",
+                 'messages: Unexpected role "system". The Messages API accepts a top-level '
+                 '`system` parameter, not "system" as an input message role.')
+    elif role not in ("user", "assistant"):
+        if "role" not in msg:
+            sink.add(f"{path}.role", "AN-SCHEMA", f"messages.{i}.role: Field required")
+        else:
+            sink.add(f"{path}.role", "AN-SCHEMA",
+                     f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    if i == 0 and role != "user":
+        sink.add(f"{path}.role", "AN-FIRST-USER", 'messages: first message must use the "user" role')
+
+
+def _an_blocks(i: int, role: Any, content: list, walk: _AnthropicWalk, sink: _Sink) -> bool:
+    """A message's blocks, each where its role may hold it; whether one is a thinking block."""
+    has_thinking = False
+    for j, block in enumerate(content):
+        bpath = f"messages[{i}].content[{j}]"
+        kind = walk.block(bpath, block)
+        if kind in _THINKING:
+            has_thinking = True
+        if kind == "compaction" and role != "assistant":
+            sink.add(bpath, "AN-COMPACTION", f"messages.{i}.content.{j}: a `compaction` block "
+                     "is only accepted in an `assistant` message")
+        if (role == "user" and kind in ("tool_use", "thinking", "redacted_thinking")) \
+                or (role == "assistant" and kind == "tool_result"):
+            sink.add(bpath, "AN-BLOCK-ROLE",
+                     f"messages.{i}.content.{j}: a `{kind}` block in a `{role}` message")
+    return has_thinking
+
+
+def _an_thinking_order(i: int, content: list, sink: _Sink) -> None:
+    """An assistant message with thinking starts with a thinking block and does not end with one."""
+    first, final = content[0], content[-1]
+    first_kind = first.get("type") if isinstance(first, dict) else None
+    if first_kind not in _THINKING:
+        sink.add(f"messages[{i}].content[0]", "AN-THINK-FIRST",
+                 f"messages.{i}.content.0: If an assistant message contains any thinking "
+                 "blocks, the first block must be thinking or redacted_thinking. Found "
+                 f"{_show_id(first_kind)}.")
+    if isinstance(final, dict) and final.get("type") in _THINKING:
+        sink.add(f"messages[{i}].content[{len(content) - 1}]", "AN-THINK-LAST",
+                 f"messages.{i}: The final block in an assistant message cannot be `thinking`.")
 
 
 def _turns(messages: list) -> list[tuple[Any, list[int]]]:

@@ -16,11 +16,13 @@ is counted in ``counts`` (``what -> n``) for the command to report.
 
 from __future__ import annotations
 
+from hermesctx.record import record
 from hermesctx.wire import params
+from hermesctx.wire.onepass import CALLED, KEYED, LISTED, answers, by_role, oa_unpaired, one_pass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 OPENAI_REQUEST_KEYS = params.OPENAI
@@ -67,16 +69,31 @@ def describe(counts: dict) -> list[str]:
     return [f"wire: {what}: {n}" for what, n in counts.items()]
 
 
-def request(doc: Any, fmt: str, counts: dict | None = None) -> Any:
-    """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged)."""
+# the key of a stage's report that says its output's messages passed :func:`openai_ready` or
+# :func:`anthropic_ready` (its value: ``openai`` / ``anthropic``), so the send path of that format
+# need not check them again; the document loop takes it out of the report (:func:`ready_of`)
+READY = "_wire_ready"
+
+
+def ready_of(report: Any) -> tuple[str | None, Any]:
+    """``(ready, report)``: what a stage's report says its output is ready for (:data:`READY`,
+    else None), and the report without that key."""
+    if type(report) is not dict or READY not in report:
+        return None, report
+    return report[READY], {k: v for k, v in report.items() if k != READY}
+
+
+def request(doc: Any, fmt: str, counts: dict | None = None, ready: str | None = None) -> Any:
+    """``doc`` as a request in format ``fmt`` (``openai`` / ``anthropic``; others unchanged).
+    ``ready``: the format whose ready check ``doc``'s messages are known to pass (a stage that
+    checked them and handed them on unchanged: sanitize on a clean transcript), not checked again."""
     if fmt not in ("openai", "anthropic"):
         return doc
     counts = {} if counts is None else counts
     if fmt == "anthropic" or (isinstance(doc, dict) and "system" in doc):  # (an Anthropic body
-        out = anthropic_request(doc, counts)                              # in an OpenAI batch)
+        out = anthropic_request(doc, counts, ready == "anthropic")        # in an OpenAI batch)
     else:
-        out = openai_request(doc, counts)
-    _vouched.clear()  # (a list vouched for and written in another format is not kept)
+        out = openai_request(doc, counts, ready == "openai")
     if _message_list(out) == []:  # no API takes an empty message list (D12)
         from hermesctx.messages import is_lenient
 
@@ -129,158 +146,170 @@ def _message_list(doc: Any) -> list | None:
 
 # --- OpenAI ----------------------------------------------------------------------------------
 
-def openai_request(doc: Any, counts: dict | None = None) -> Any:
-    """An OpenAI chat body (or bare message list) as it goes on the wire."""
+def openai_request(doc: Any, counts: dict | None = None, ready: bool = False) -> Any:
+    """An OpenAI chat body (or bare message list) as it goes on the wire (``ready``: its
+    messages are known to pass :func:`openai_ready`)."""
     counts = {} if counts is None else counts
     messages = _message_list(doc)
     if messages is None:
         return doc
-    out = messages if openai_unchanged(messages) else list(openai_messages(messages, counts))
+    out = messages if ready or openai_unchanged(messages) else list(openai_messages(messages, counts))
     return _rebuilt(doc, messages, out, OPENAI_REQUEST_KEYS, counts)
 
+
+# --- the OpenAI rules: one row each, its repair and its one-pass test ---------------------------
 
 # the keys of a message that needs nothing of the send path (any other key is looked at)
 _PLAIN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "refusal"})
 
 
-def openai_unchanged(messages: list) -> bool:
-    """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
-    that answers True only when no rule applies (no internal key, no run of assistant or user
-    turns to merge, every result answering a call of its turn once, nothing empty), so the
-    usual clean transcript is not rebuilt. False sends the list through the full path. A list
-    :func:`vouch` was told about is answered without the pass."""
-    if _taken(messages, "openai"):
-        return True
-    prev_role = None
-    known: set = set()
-    for msg in messages:
-        if type(msg) is not dict:
-            return False
-        role = msg.get("role")
-        if role == prev_role and role in ("assistant", "user"):
-            return False
-        prev_role = role
-        if not _PLAIN_KEYS.issuperset(msg) and _internal_key(msg):
-            return False
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if not isinstance(call_id, str) or call_id not in known:
-                return False
-            known.discard(call_id)
-        elif role == "assistant":
-            calls = msg.get("tool_calls")
-            if not calls and not msg.get("function_call") and msg.get("content") in (None, []):
-                return False  # (_empty_assistant, inline: one call less per turn)
-            known = set()
-            if isinstance(calls, list):
-                if not calls:
-                    return False
-                for call in calls:
-                    if isinstance(call, dict):
-                        if "call_id" in call or "response_item_id" in call or "extra_content" in call:
-                            return False
-                        if isinstance(call.get("id"), str):
-                            known.add(call["id"])
-        elif role == "user":
-            known = set()
-        content = msg.get("content")
-        if isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content:
-            return False
-    return True
+def _internal_key(msg: dict, role: Any = None, walk: Any = None) -> bool:
+    """Whether a message holds a key the send path removes."""
+    return any(
+        key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_") for key in msg)
 
 
-# the list a stage found ready for the wire (:func:`vouch`), its length and format, until the
-# send path takes it (one slot: a batch holds one document at a time)
-_vouched: list = []
+def _drop_internal_keys(msg: dict, role: Any, counts: dict) -> dict:
+    out = None
+    for key in msg:
+        if key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_"):
+            if out is None:
+                out = dict(msg)
+            del out[key]
+            bump(counts, REASONING if key == "reasoning" else INTERNAL_KEYS)
+    return msg if out is None else out
 
 
-def vouch(messages: list, fmt: str = "openai") -> None:
-    """Tell the send path that ``messages`` passed :func:`openai_ready` (``fmt`` ``openai``) or
-    :func:`anthropic_ready` (``anthropic``): a stage that checked its input and hands that very
-    list on, unchanged (sanitize on a clean transcript), so the send path of that format does
-    not check it again. Stages never mutate what they read, so the answer still holds when the
-    output is written; the slot keeps the one list (its length too), is emptied when used and
-    replaced by the next document's."""
-    _vouched[:] = [messages, len(messages), fmt]
+def _replayed_thinking(msg: dict, role: Any, walk: Any = None) -> bool:
+    return "reasoning_details" in msg
 
 
-def _taken(messages: list, fmt: str) -> bool:
-    """Whether :func:`vouch` was told about ``messages`` for ``fmt`` (the slot is emptied then)."""
-    if _vouched and _vouched[0] is messages and _vouched[1] == len(messages) and _vouched[2] == fmt:
-        _vouched.clear()
-        return True
+def _drop_replayed_thinking(msg: dict, role: Any, counts: dict) -> dict:
+    """Anthropic's signed thinking (``reasoning_details``): no OpenAI endpoint replays it."""
+    details = msg.get("reasoning_details")
+    if isinstance(details, list) and details and all(
+            isinstance(d, dict) and d.get("type") in _THINKING for d in details):
+        bump(counts, REASONING)
+        return {k: v for k, v in msg.items() if k != "reasoning_details"}
+    return msg
+
+
+def _parts_to_clean(msg: dict, role: Any, walk: Any = None) -> bool:
+    content = msg.get("content")
+    return isinstance(content, list) and _openai_parts(content, role == "tool", {}) is not content
+
+
+def _clean_parts(msg: dict, role: Any, counts: dict) -> dict:
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return msg
+    parts = _openai_parts(content, role == "tool", counts)
+    if parts is content:
+        return msg
+    return {**msg, "content": parts if parts else None if role == "assistant" else ""}
+
+
+def _empty_calls(msg: dict, role: Any, walk: Any = None) -> bool:
+    return role == "assistant" and msg.get("tool_calls") == []
+
+
+def _drop_empty_calls(msg: dict, role: Any, counts: dict) -> dict:
+    if not _empty_calls(msg, role):
+        return msg
+    bump(counts, EMPTY_CALLS)
+    return {k: v for k, v in msg.items() if k != "tool_calls"}
+
+
+def _call_internal(call: Any) -> bool:
+    return isinstance(call, dict) and ("call_id" in call or "response_item_id" in call or "extra_content" in call)
+
+
+def _calls_with_internals(msg: dict, role: Any, walk: Any = None) -> bool:
+    calls = msg.get("tool_calls")
+    if role != "assistant" or not isinstance(calls, list):
+        return False
+    for call in calls:
+        if type(call) is dict and ("call_id" in call or "response_item_id" in call or "extra_content" in call):
+            return True
     return False
 
 
-_ABSENT = object()  # (a missing key)
+def _strip_call_internals(msg: dict, role: Any, counts: dict) -> dict:
+    """Internal keys off the calls; a Codex call goes out with its ``call_id`` for its id (the
+    results match it by that, as in Hermes)."""
+    if not _calls_with_internals(msg, role):
+        return msg
+    new = list(msg["tool_calls"])
+    for i, call in enumerate(new):
+        if _call_internal(call):
+            new[i] = {k: v for k, v in call.items() if k not in _CALL_INTERNAL}
+            if _codex_id(call):
+                new[i]["id"] = call["call_id"]
+            bump(counts, INTERNAL_KEYS)
+    return {**msg, "tool_calls": new}
 
 
-def openai_ready(messages: list) -> bool:
+def _empty_assistant_message(msg: dict, role: Any, walk: Any = None) -> bool:
+    return role == "assistant" and _empty_assistant(msg)
+
+
+def _drop_empty_assistant(msg: dict, role: Any, counts: dict) -> dict | None:
+    if not _empty_assistant_message(msg, role):
+        return msg
+    bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
+    return None
+
+
+def _assistant_run(msg: dict, role: Any, walk: Any) -> bool:
+    return role == "assistant" and walk.prev_role == "assistant"
+
+
+def _user_run(msg: dict, role: Any, walk: Any) -> bool:
+    return role == "user" and walk.prev_role == "user"
+
+
+def _stray_result(msg: dict, role: Any, walk: Any) -> bool:
+    """A result that answers no call of its turn (or one answered already); advances the ids a
+    result may still answer, as :func:`_clean_openai` does."""
+    if role == "tool":
+        return not answers(msg, walk.known)
+    if role == "assistant":
+        calls = msg.get("tool_calls")
+        walk.known = {call["id"] for call in calls if type(call) is dict and type(call.get("id")) is str} \
+            if type(calls) is list else set()
+    elif role == "user":
+        walk.known = set()
+    return False
+
+
+def _odd_shape(msg: dict, role: Any, walk: Any) -> bool:
+    """A message the one pass leaves to the full checks (they word it): a role that is no
+    non-empty string, calls that are no list (a call that is no object with a string id: the
+    pairing rule's test, :func:`~hermesctx.wire.onepass.oa_unpaired`), content of no API's shape."""
+    if type(role) is not str or not role:
+        return True
+    calls = msg.get("tool_calls")
+    if calls is not None and type(calls) is not list:
+        return True
+    content = msg.get("content")
+    return not (content is None or content.__class__ is str or content.__class__ is list
+                or (content.__class__ is dict and content.get("_multimodal")))
+
+
+def openai_unchanged(messages: list) -> bool:
+    """Whether :func:`openai_messages` would give ``messages`` back as they are: one cheap pass
+    in which no rule of :data:`OPENAI_RULES` might apply, so the usual clean transcript is not
+    rebuilt. False sends the list through the full path."""
+    return one_pass(messages, _UNCHANGED_TESTS)
+
+
+def openai_ready(messages: list, tests: tuple | None = None) -> bool:
     """:func:`openai_unchanged` and :func:`hermesctx.wire.rules.openai_pairs_clean` of
     ``messages`` in one pass (sanitize's pairing check and the send path's check of the usual
     clean transcript at once). True only when both are; False also for any odd input either
-    would have to look at more closely (a message or call that is not an object, ``tool_calls``
-    that is no list, a role that is no non-empty string): the caller then runs each in full.
-    Under the pairing rule (each run of results right after its assistant, answering each of
-    its distinct string ids once) every result answers a call of its turn once, so the send
-    path's own result check holds too."""
-    prev_role = None
-    pending: set = set()  # the open assistant's ids not answered yet
-    plain = _PLAIN_KEYS.issuperset
-    for msg in messages:
-        if type(msg) is not dict:
-            return False
-        role = msg.get("role")
-        content = msg.get("content", _ABSENT)
-        known = 1 if content is _ABSENT else 2  # how many of its keys are plain ones seen here
-        if role == "tool":
-            try:
-                pending.remove(msg["tool_call_id"])
-            except (KeyError, TypeError):  # no id, or none the open run has left to answer
-                return False
-            known += 1 + ("name" in msg)
-        elif pending:
-            return False
-        elif role == "assistant":
-            if prev_role == "assistant":
-                return False
-            calls = msg.get("tool_calls")
-            if calls is None:
-                if not msg.get("function_call") and content in (None, [], _ABSENT):
-                    return False  # (_empty_assistant, inline: one call less per turn)
-            else:
-                if type(calls) is not list or not calls:
-                    return False
-                for call in calls:
-                    if type(call) is not dict or "call_id" in call or "response_item_id" in call \
-                            or "extra_content" in call:
-                        return False
-                    call_id = call.get("id")
-                    if type(call_id) is not str or call_id in pending:
-                        return False
-                    pending.add(call_id)
-                known += 1
-        elif role == "user":
-            if prev_role == "user":
-                return False
-        elif type(role) is not str or not role:
-            return False
-        prev_role = role
-        if len(msg) != known and not plain(msg) and _internal_key(msg):  # (all seen: no set built)
-            return False
-        if isinstance(content, list):
-            if _openai_parts(content, role == "tool", {}) is not content:
-                return False
-        elif content.__class__ is not str and content is not None and content is not _ABSENT and not (
-                content.__class__ is dict and content.get("_multimodal")):
-            return False  # (content of no API's shape: the caller's check words it)
-    return not pending
-
-
-def _internal_key(msg: dict) -> bool:
-    """Whether a message holds a key the send path removes (or replayed reasoning it looks at)."""
-    return any(key in _OPENAI_INTERNAL or key == "reasoning_details" or (isinstance(key, str) and key[:1] == "_")
-               for key in msg)
+    would have to look at more closely (:func:`_odd_shape`): the caller then runs each in full.
+    (``tests``: :func:`hermesctx.wire.onepass.by_role` of other rows, for a test of the table.)"""
+    return one_pass(messages, _READY_TESTS if tests is None else tests)
 
 
 def openai_messages(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
@@ -398,51 +427,12 @@ def _clean_openai(messages: Iterable[Any], counts: dict) -> Iterator[Any]:
 
 
 def _openai_message(msg: dict, role: Any, counts: dict) -> dict | None:
-    out = None
-    for key in msg:
-        if key in _OPENAI_INTERNAL or (isinstance(key, str) and key[:1] == "_"):
-            if out is None:
-                out = dict(msg)
-            del out[key]
-            bump(counts, REASONING if key == "reasoning" else INTERNAL_KEYS)
-    details = msg.get("reasoning_details")
-    if isinstance(details, list) and details and all(
-            isinstance(d, dict) and d.get("type") in _THINKING for d in details):
-        out = dict(msg) if out is None else out
-        del out["reasoning_details"]  # Anthropic's signed thinking: no OpenAI endpoint replays it
-        bump(counts, REASONING)
-    content = msg.get("content")
-    if isinstance(content, list):
-        parts = _openai_parts(content, role == "tool", counts)
-        if parts is not content:
-            out = dict(msg) if out is None else out
-            out["content"] = parts if parts or role == "assistant" else ""
-            if not parts and role == "assistant":
-                out["content"] = None
-    calls = msg.get("tool_calls")
-    if calls is not None and role == "assistant":
-        if calls == []:
-            out = dict(msg) if out is None else out
-            del out["tool_calls"]
-            bump(counts, EMPTY_CALLS)
-        elif isinstance(calls, list):
-            new = None
-            for i, call in enumerate(calls):
-                if isinstance(call, dict) and ("call_id" in call or "response_item_id" in call
-                                               or "extra_content" in call):
-                    if new is None:
-                        new = list(calls)
-                    new[i] = {k: v for k, v in call.items() if k not in _CALL_INTERNAL}
-                    if _codex_id(call):  # results match a Codex call by its call_id (as Hermes)
-                        new[i]["id"] = call["call_id"]
-                    bump(counts, INTERNAL_KEYS)
-            if new is not None:
-                out = dict(msg) if out is None else out
-                out["tool_calls"] = new
-    if role == "assistant" and _empty_assistant(out if out is not None else msg):
-        bump(counts, EMPTY_ASSISTANT)  # ("" is content: accepted, and Hermes sends it)
-        return None
-    return out if out is not None else msg
+    """One message through the message rules of :data:`OPENAI_RULES`, in their order."""
+    for repair in _MESSAGE_REPAIRS:
+        msg = repair(msg, role, counts)
+        if msg is None:
+            return None
+    return msg
 
 
 def _codex_id(call: dict) -> bool:
@@ -491,6 +481,59 @@ def _merge_user(prev: dict, msg: dict) -> dict | None:
     return {**prev, "content": old + "\n\n" + new if old and new else old or new}
 
 
+@record(frozen=True)
+class Rule:
+    """One rule of the send path: what its repair counts (a line of the report), the rules of
+    :mod:`hermesctx.wire.rules` it keeps a request clear of (what ``validate`` reports), the
+    repair, and ``might_apply(msg, role, walk)``: a cheap test that is True whenever the repair
+    might change the message (False is a promise), asked of the messages of ``roles`` only
+    (None: of every message), and with ``only`` only of a message with a key besides the plain
+    ones (:data:`_PLAIN_KEYS`), content that is a list or calls (:data:`~hermesctx.wire.onepass.KEYED`,
+    ``LISTED``, ``CALLED``); an Anthropic rule's test may be of a block instead (``where``,
+    :func:`anthropic_tests`). The one-pass checks are built from the tests
+    (:func:`hermesctx.wire.onepass.one_pass`); a rule with ``message`` set repairs one message at
+    a time (``repair(msg, role, counts) -> msg | None``) in the table's order, the others are
+    passes over the stream (:func:`openai_messages`)."""
+
+    what: str
+    rules: tuple
+    repair: Callable
+    might_apply: Callable
+    roles: tuple | None = None
+    only: int = 0
+    paired: bool = False  # (the pairing rule's test implies this one's: openai_ready asks only that)
+    message: bool = True
+    where: tuple = ()  # (an Anthropic rule's: see anthropic_tests)
+
+
+_ASSISTANT = ("assistant",)
+OPENAI_RULES = (
+    Rule(MERGED_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _merge_assistants, _assistant_run, _ASSISTANT,
+         message=False),
+    Rule(STRAY_TOOL, ("OA-TOOL-ORPHAN", "OA-TOOL-ID-MISMATCH", "OA-TOOL-DUP-ID"), _clean_openai, _stray_result,
+         ("tool", "assistant", "user"), message=False, paired=True),  # (its pass renames a Codex call's results too)
+    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY",), _drop_internal_keys, _internal_key, only=KEYED),
+    Rule(REASONING, ("OA-EXTRA-KEY",), _drop_replayed_thinking, _replayed_thinking, only=KEYED),
+    Rule(EMPTY_TEXT, ("OA-SCHEMA",), _clean_parts, _parts_to_clean, only=LISTED),
+    Rule(EMPTY_CALLS, ("OA-TOOL-CALLS-EMPTY",), _drop_empty_calls, _empty_calls, _ASSISTANT, only=CALLED,
+         paired=True),
+    Rule(INTERNAL_KEYS, ("OA-EXTRA-KEY", "OA-TOOL-ID-MISMATCH"), _strip_call_internals, _calls_with_internals,
+         _ASSISTANT, only=CALLED),
+    Rule(EMPTY_ASSISTANT, ("OA-ASSISTANT-NO-CONTENT",), _drop_empty_assistant, _empty_assistant_message,
+         _ASSISTANT),
+    Rule(MERGED_USER, (), _merge_users, _user_run, ("user",), message=False),
+)
+_MESSAGE_REPAIRS = tuple(rule.repair for rule in OPENAI_RULES if rule.message)
+_OPENAI_TESTS = [(rule.might_apply, rule.roles, rule.only) for rule in OPENAI_RULES]
+_UNCHANGED_TESTS = by_role(_OPENAI_TESTS, _PLAIN_KEYS)
+# openai_ready's: the odd shapes it leaves to the full checks, sanitize's pairing rule, and the rows
+# that rule does not imply (each result answering a pending id of the open run answers a call of its
+# turn once; an empty call list breaks it)
+OA_READY_ROWS = [(_odd_shape, None), (oa_unpaired, None),
+                 *((rule.might_apply, rule.roles, rule.only) for rule in OPENAI_RULES if not rule.paired)]
+_READY_TESTS = by_role(OA_READY_ROWS, _PLAIN_KEYS)
+
+
 # --- Anthropic -------------------------------------------------------------------------------
 
 class AnthropicState:
@@ -520,8 +563,9 @@ class AnthropicState:
         return f"{old}_{n}"
 
 
-def anthropic_request(body: Any, counts: dict | None = None) -> Any:
-    """An Anthropic Messages body (or bare message list) as it goes on the wire."""
+def anthropic_request(body: Any, counts: dict | None = None, ready: bool = False) -> Any:
+    """An Anthropic Messages body (or bare message list) as it goes on the wire (``ready``: its
+    messages are known to pass :func:`anthropic_ready`)."""
     counts = {} if counts is None else counts
     messages = _message_list(body)
     if messages is None:
@@ -538,124 +582,11 @@ def anthropic_request(body: Any, counts: dict | None = None) -> Any:
             system = anthropic_system(body["system"], state, counts)
             if system is not body["system"]:
                 top["system"] = _DROP if system is None else system
-    if _taken(messages, "anthropic") and not state.ids:  # (a tool id in the system: walk)
+    if ready and not state.ids:  # (a tool id in the system: walk)
         out = messages
     else:
         out = list(anthropic_messages(messages, counts, state))
     return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
-
-
-_NO_ROLE = object()  # (no message has it)
-
-
-def anthropic_ready(messages: list) -> bool:
-    """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
-    whatever the request's system and tools hold, bar a tool id) and
-    :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
-    check and the send path's work on the usual clean transcript in one pass, as
-    :func:`openai_ready` for OpenAI. True only when both hold; False also for anything either
-    looks at more closely (a cache breakpoint, a key besides role and content, a role besides
-    user and assistant, empty content, a block the send path would drop or move, an id that is
-    no string, a result answering a call already answered): the caller then runs each in full.
-    Pairing: the tool_use ids of each assistant turn (consecutive same-role messages are one
-    turn), distinct and never used before, are each answered by a tool_result block in the run
-    at the front of the user turn right after it."""
-    prev_role: Any = _NO_ROLE  # (the first message starts a turn)
-    pending: set = set()  # the last assistant turn's ids not answered yet
-    used: set = set()  # every tool_use id so far, by hash (as AnthropicState keeps them)
-    leading = True  # in a user turn: no block but tool_result yet
-    for msg in messages:
-        if type(msg) is not dict or len(msg) != 2:
-            return False
-        try:
-            role, content = msg["role"], msg["content"]  # (len 2: no other key)
-        except KeyError:
-            return False
-        if role != prev_role:
-            if role == "assistant":
-                if pending:
-                    return False
-            elif role != "user":
-                return False
-            prev_role = role
-            leading = True
-        if type(content) is str:
-            if not content or content.isspace():  # (isspace: strip()'s whitespace, no copy)
-                return False
-            leading = False  # (a text block of the turn the API joins: results after it are late)
-            continue
-        if type(content) is not list or not content:
-            return False
-        if role == "assistant":
-            thinking = other = False
-            for block in content:
-                kind = _kept_kind(block)
-                if kind is None:
-                    return False
-                if kind == "tool_use":
-                    tool_id = block.get("id")
-                    if type(tool_id) is not str:
-                        return False
-                    key = hash(tool_id)
-                    if key in used:
-                        return False
-                    used.add(key)
-                    pending.add(tool_id)
-                elif kind in _THINKING:
-                    if other or not block.get("signature" if kind == "thinking" else "data"):
-                        return False
-                    thinking = True
-                    continue
-                elif kind == "tool_result":
-                    return False
-                other = True
-            if thinking and not other:
-                return False
-            continue
-        for block in content:
-            kind = _kept_kind(block)
-            if kind is None:
-                return False
-            if kind == "tool_result":
-                if not leading:
-                    return False
-                try:
-                    pending.remove(block["tool_use_id"])
-                except (KeyError, TypeError):  # no call of the last assistant turn left with this id
-                    return False
-                inner = block.get("content")
-                if type(inner) is str:
-                    if inner.isspace():
-                        return False
-                elif inner is not None and (type(inner) is not list or not _inner_ready(inner)):
-                    return False
-                continue
-            leading = False
-            if kind == "tool_use" or kind in _THINKING:
-                return False
-    return not pending
-
-
-def _kept_kind(block: Any) -> Any:
-    """A block's type when the send path keeps the block as it is, as far as the block alone
-    says (an object without a cache breakpoint, typed, a text not blank), else None."""
-    if type(block) is not dict or "cache_control" in block:
-        return None
-    kind = block.get("type")
-    if kind == "text":
-        text = block.get("text")
-        if type(text) is not str or not text or text.isspace():
-            return None
-    return kind
-
-
-def _inner_ready(blocks: list) -> bool:
-    """A tool_result's blocks the send path leaves as they are (no tool id, no thinking)."""
-    for block in blocks:
-        kind = _kept_kind(block)
-        if kind is None or kind in ("tool_use", "tool_result") or kind in _THINKING:
-            return False
-    return True
 
 
 def anthropic_system(system: Any, state: AnthropicState, counts: dict) -> Any:
@@ -822,3 +753,230 @@ def _tool_result(block: dict, state: AnthropicState, counts: dict) -> dict:
             else:
                 del new["content"]
     return new
+
+
+# --- the Anthropic rules: one row each, its repair and its one-pass test ------------------------
+
+class _ReadyWalk:
+    """What :func:`anthropic_ready` carries: the role of the turn (consecutive same-role
+    messages are one), the last assistant turn's tool ids not answered yet, every tool_use id
+    so far (by hash, as :class:`AnthropicState` keeps them), whether the user turn has had a
+    block but a tool_result yet (``leading``), and what the message's blocks held so far."""
+
+    __slots__ = ("role", "pending", "used", "leading", "thinking", "other", "block_tests")
+
+    def __init__(self, block_tests: dict) -> None:
+        self.block_tests = block_tests  # (role -> kind -> tests: see anthropic_tests)
+        self.role: Any = _NO_ROLE  # (the first message starts a turn)
+        self.pending: set = set()
+        self.used: set = set()
+        self.leading = True
+        self.thinking = self.other = False
+
+
+_NO_ROLE = object()  # (no message has it)
+
+
+def _an_extra_keys(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
+    return len(msg) != 2 or "role" not in msg or "content" not in msg
+
+
+def _an_empty(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
+    """Content the send path drops (or fills, in a final assistant turn): blank text, no
+    blocks; or content of no API's shape (the full checks word it)."""
+    content = msg["content"]
+    if type(content) is str:
+        return not content or content.isspace()  # (isspace: strip()'s whitespace, no copy)
+    return type(content) is not list or not content
+
+
+def _an_turn(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
+    """Sanitize's pairing rule (AN-TOOL-*) where a turn starts: an assistant turn only once the
+    last one's calls are all answered; no role but user and assistant (the full checks word it)."""
+    if role != walk.role:
+        if role == "assistant":
+            if walk.pending:
+                return True
+        elif role != "user":
+            return True
+        walk.role = role
+        walk.leading = True
+    if type(msg["content"]) is str:
+        walk.leading = False  # (a text block of the turn the API joins: results after it are late)
+    return False
+
+
+def _an_breakpoint(block: dict, walk: _ReadyWalk) -> bool:
+    return "cache_control" in block  # (counted, moved or dropped: the send path's to say)
+
+
+def _an_blank_text(block: dict, walk: _ReadyWalk) -> bool:
+    text = block.get("text")
+    return type(text) is not str or not text or text.isspace()
+
+
+def _an_unsigned(block: dict, walk: _ReadyWalk) -> bool:
+    return not block.get("signature" if block.get("type") == "thinking" else "data")
+
+
+def _an_thinking_late(block: dict, walk: _ReadyWalk) -> bool:
+    return walk.other
+
+
+def _an_reused_id(block: dict, walk: _ReadyWalk) -> bool:
+    """A tool_use id used before (renumbered), or none a string; else it is used from now on."""
+    tool_id = block.get("id")
+    if type(tool_id) is not str:
+        return True
+    key = hash(tool_id)
+    if key in walk.used:
+        return True
+    walk.used.add(key)
+    return False
+
+
+def _an_call(block: dict, walk: _ReadyWalk) -> bool:
+    """Sanitize's pairing rule for a call: its string id waits for its result."""
+    tool_id = block.get("id")
+    if type(tool_id) is not str:
+        return True
+    walk.pending.add(tool_id)
+    return False
+
+
+def _an_late_result(block: dict, walk: _ReadyWalk) -> bool:
+    """Sanitize's pairing rule for a result: in the run at the front of its user turn,
+    answering a call of the last assistant turn not answered yet."""
+    if not walk.leading:
+        return True
+    try:
+        walk.pending.remove(block["tool_use_id"])
+    except (KeyError, TypeError):  # no call of the last assistant turn left with this id
+        return True
+    return False
+
+
+def _an_result_content(block: dict, walk: _ReadyWalk) -> bool:
+    """A tool_result's content the send path changes: whitespace only, or blocks it would
+    (:func:`_blocks_ready` of role ``tool``); content of no API's shape too."""
+    inner = block.get("content")
+    if type(inner) is str:
+        return inner.isspace()
+    return inner is not None and (type(inner) is not list or not _blocks_ready(inner, "tool", walk))
+
+
+def _an_misplaced(block: dict, walk: _ReadyWalk) -> bool:
+    return True  # (a block of no place in this role: the full checks word it)
+
+
+def _an_untyped(block: dict, walk: _ReadyWalk) -> bool:
+    return block.get("type") is None
+
+
+def _an_thinking_only(msg: dict, role: Any, walk: _ReadyWalk) -> bool:
+    return walk.thinking and not walk.other
+
+
+_USER, _TOOL = ("user",), ("tool",)
+_AN_ASSISTANT = ("assistant",)
+ANTHROPIC_RULES = (
+    Rule(INTERNAL_KEYS, ("AN-SCHEMA",), _anthropic_message, _an_extra_keys),
+    Rule(EMPTY_MESSAGE, ("AN-EMPTY-CONTENT",), _anthropic_message, _an_empty),
+    Rule(CACHE, ("AN-CACHE-MAX4", "AN-CACHE-NESTED"), _anthropic_blocks, _an_breakpoint, where=("block", None)),
+    Rule(EMPTY_TEXT, ("AN-EMPTY-TEXT", "AN-WHITESPACE-TEXT"), _anthropic_blocks, _an_blank_text,
+         where=("block", ("text",))),
+    Rule(EMPTY_TEXT, ("AN-WHITESPACE-TEXT",), _tool_result, _an_result_content,
+         where=("block", ("tool_result",), _USER)),
+    Rule(UNSIGNED, ("AN-THINK-MODIFIED",), _anthropic_blocks, _an_unsigned, where=("block", _THINKING, _AN_ASSISTANT)),
+    Rule(THINKING_MOVED, ("AN-THINK-FIRST",), _anthropic_blocks, _an_thinking_late,
+         where=("block", _THINKING, _AN_ASSISTANT)),
+    Rule(THINKING_ONLY, ("AN-THINK-LAST",), _anthropic_blocks, _an_thinking_only, where=("end",)),
+    Rule(RENUMBERED, ("AN-TOOL-DUP-ID",), _tool_use, _an_reused_id, where=("block", ("tool_use",), _AN_ASSISTANT)),
+)
+# what anthropic_ready asks besides: sanitize's pairing rule (AN-TOOL-*, repaired by the sanitize
+# stage) and the shapes it leaves to the full checks, each in the rows' form
+_AN_READY_ONLY = (
+    (_an_turn, ()),
+    (_an_call, ("block", ("tool_use",), _AN_ASSISTANT)),
+    (_an_late_result, ("block", ("tool_result",), _USER)),
+    (_an_misplaced, ("block", ("tool_result",), (*_AN_ASSISTANT, *_TOOL))),
+    (_an_misplaced, ("block", ("tool_use", *_THINKING), (*_USER, *_TOOL))),
+    (_an_untyped, ("block", None)),
+)
+
+
+def anthropic_tests(rows: list) -> tuple[tuple, dict, tuple]:
+    """The tests of message, block and message-end rows (``where``: ``()`` a message, ``("block",
+    kinds[, roles])`` a block of those kinds (None: any) in a message of those roles (absent:
+    any), ``("end",)`` after a message's blocks): message tests, block tests by role (each by
+    kind, ``None`` for a kind named by no row), end tests."""
+    def block_tests(role: str) -> dict:
+        rows_of = [(test, where[1]) for test, where in rows
+                   if where[:1] == ("block",) and (len(where) < 3 or role in where[2])]
+        kinds = {kind for _, named in rows_of for kind in named or ()}
+        return {kind: tuple(t for t, named in rows_of if named is None or kind in named)
+                for kind in (*kinds, None)}
+
+    return (tuple(test for test, where in rows if where == ()),
+            {role: block_tests(role) for role in ("user", "assistant", "tool")},
+            tuple(test for test, where in rows if where == ("end",)))
+
+
+AN_READY_ROWS = [(row.might_apply, row.where) for row in ANTHROPIC_RULES] + list(_AN_READY_ONLY)
+_AN_READY_TESTS = anthropic_tests(AN_READY_ROWS)
+
+
+def _blocks_ready(blocks: list, role: str, walk: _ReadyWalk) -> bool:
+    """Whether no block test of :data:`ANTHROPIC_RULES` (and of sanitize's pairing rule) says
+    its rule might apply to a block of ``blocks`` of a ``role`` message (``tool``: the blocks of
+    a tool_result). Keeps the walk's account of the message (thinking, other blocks, leading
+    results)."""
+    tests = walk.block_tests[role]
+    for block in blocks:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        for test in tests.get(kind, tests[None]) if type(kind) is str else tests[None]:
+            if test(block, walk):
+                return False
+        if role == "assistant":
+            if kind in _THINKING:
+                walk.thinking = True
+            else:
+                walk.other = True
+        elif role == "user" and kind != "tool_result":
+            walk.leading = False
+    return True
+
+
+def anthropic_ready(messages: list, tests: tuple = _AN_READY_TESTS) -> bool:
+    """Whether :func:`anthropic_messages` gives ``messages`` back as they are (nothing counted,
+    whatever the request's system and tools hold, bar a tool id) and
+    :func:`hermesctx.wire.rules.check_pairing` finds nothing for Anthropic: sanitize's pairing
+    check and the send path's work on the usual clean transcript in one pass, as
+    :func:`openai_ready` for OpenAI, built from the tests of :data:`ANTHROPIC_RULES` and
+    sanitize's pairing rule. True only when all hold; False also for anything either looks at
+    more closely (a cache breakpoint, a key besides role and content, a role besides user and
+    assistant, a block of no place in its role, an id that is no string): the caller then runs
+    each in full. Pairing: the tool_use ids of each assistant turn, distinct and never used
+    before, are each answered by a tool_result block in the run at the front of the user turn
+    right after it. (``tests``: :func:`anthropic_tests` of other rows, for a test of the table.)"""
+    message_tests, block_tests, end_tests = tests
+    walk = _ReadyWalk(block_tests)
+    for msg in messages:
+        if type(msg) is not dict:
+            return False
+        role = msg.get("role")
+        for test in message_tests:
+            if test(msg, role, walk):
+                return False
+        content = msg["content"]
+        if type(content) is list:
+            walk.thinking = walk.other = False
+            if not _blocks_ready(content, role, walk):
+                return False
+            for test in end_tests:
+                if test(msg, role, walk):
+                    return False
+    return not walk.pending
+

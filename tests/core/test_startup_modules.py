@@ -102,49 +102,8 @@ def test_lazyre_flags_are_re_flags_and_patterns_compile_on_use():
     assert pattern.pattern == "a(b+)" and pattern.flags & re.IGNORECASE
 
 
-def test_lean_contextmanager_and_cache_behave_as_the_originals():
-    import contextlib
-
-    from hermesctx.lean import cache, contextmanager, import_module
-
-    for decorate in (contextmanager, contextlib.contextmanager):
-        log = []
-
-        @decorate
-        def ctx(swallow, log=log):
-            log.append("in")
-            try:
-                yield 7
-            except KeyError:
-                log.append("caught")
-                if not swallow:
-                    raise
-            finally:
-                log.append("out")
-
-        with ctx(False) as value:
-            assert value == 7
-        with ctx(True):
-            raise KeyError("x")  # swallowed by the generator
-        with pytest.raises(KeyError), ctx(False):
-            raise KeyError("y")
-        with pytest.raises(ValueError), ctx(True):
-            raise ValueError("not caught")
-        assert log == ["in", "out", "in", "caught", "out", "in", "caught", "out", "in", "out"]
-
-    calls = []
-
-    @cache
-    def square(x):
-        calls.append(x)
-        return x * x
-
-    assert (square(3), square(3), square(4)) == (9, 9, 16) and calls == [3, 4]
-    assert import_module("hermesctx.lean").cache is cache
-
-
 def test_orjson_is_imported_without_inspect_and_dataclasses_still_work():
-    """jsonio imports orjson with inspect deferred (hermesctx.lean.deferring): dataclasses gets a
+    """jsonio imports orjson with inspect deferred (jsonio._orjson_module): dataclasses gets a
     stand-in, which imports the real inspect when a dataclass first needs it; afterwards
     ``import inspect`` anywhere gives the one real module."""
     code = """
@@ -169,40 +128,8 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
 
 
-def test_deferring_leaves_an_imported_module_alone():
-    import json
-
-    from hermesctx.lean import deferring
-
-    with deferring("json", "hermesctx_no_such_module"):
-        assert sys.modules["json"] is json
-        assert type(sys.modules["hermesctx_no_such_module"]).__name__ == "_Deferred"
-    assert "hermesctx_no_such_module" not in sys.modules
-
-
-def test_lean_import_module_waits_for_a_module_another_thread_is_importing(tmp_path, monkeypatch):
-    """Four trajectory threads asked for the extractive summarizer at once: one got the module
-    another was still running, without its class (a summary failed in ~1 of 8 runs)."""
-    import threading
-
-    from hermesctx.lean import import_module
-
-    (tmp_path / "half_run_module.py").write_text(
-        "import threading, time\n"
-        "import builtins; builtins._half_run_started.set()\n"
-        "time.sleep(0.3)\n"
-        "DONE = True\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import builtins
-
-    builtins._half_run_started = threading.Event()
-    first = threading.Thread(target=import_module, args=("half_run_module",))
-    try:
-        first.start()
-        assert builtins._half_run_started.wait(5)  # the first thread is inside the module now
-        module = import_module("half_run_module")
-        assert getattr(module, "DONE", None) is True  # (before the first thread is joined)
-    finally:
-        first.join()
-        del builtins._half_run_started
-        sys.modules.pop("half_run_module", None)
+def test_orjson_import_leaves_an_imported_inspect_alone():
+    code = ("import inspect, sys\nfrom hermesctx import jsonio\njsonio._orjson_module()\n"
+            "assert sys.modules['inspect'] is inspect and 'orjson' in sys.modules\nprint('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr

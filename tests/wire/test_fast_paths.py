@@ -284,29 +284,38 @@ def test_ready_agrees_on_generated_transcripts():
     assert seen == {True, False}  # (both kinds met)
 
 
-def test_sanitize_vouching_gives_what_the_send_path_checking_again_gives():
-    """sanitize hands a clean list on with :func:`send.vouch`: writing it then gives the same
-    request (the very same object, nothing counted) as checking it again; with --stub (a new
-    list) nothing is vouched for."""
-    vouched = 0
+def _sanitize_stage(stub: bool = False):
+    """sanitize as the document loop runs it (its report may say the output is ready)."""
+    from hermesctx.stages import sanitize as stage
+
+    return stage.build(stage.Options(stub=stub), None)
+
+
+def test_sanitize_ready_output_gives_what_the_send_path_checking_again_gives():
+    """sanitize's report says when the list it hands on passed the send path's ready check
+    (:data:`send.READY`): writing it without the check then gives the same request (the very
+    same object, nothing counted) as checking it again; with --stub only of a repaired list."""
+    run = _sanitize_stage()
+    ready_seen = 0
     for messages in _seeded(80):
         doc = {"model": "m", "messages": messages}
-        out, report = sanitize(doc)
-        if send._vouched:  # (the input as it is, or Hermes's repair of it)
-            vouched += 1
-            assert out["messages"] is send._vouched[0] and report["repair"] in ("none", "hermes")
+        out, report = run(doc)
+        ready, rest = send.ready_of(report)
+        assert send.READY not in rest and (out, rest) == sanitize(doc)
+        if ready is not None:
+            ready_seen += 1
+            assert ready == "openai" and rest["repair"] in ("none", "hermes")
         counts: dict = {}
-        fast = send.request(out, "openai", counts)
-        assert not send._vouched  # (the slot is emptied by writing)
+        fast = send.request(out, "openai", counts, ready)
         again: dict = {}
         assert fast == send.request(out, "openai", again) and counts == again
         if fast is out:
             assert send.request(out, "openai", {}) is out
-    assert vouched
-    for messages in _seeded(20):
-        send._vouched.clear()  # (_seeded's own sanitize vouches for its output)
-        sanitize({"messages": messages}, stub=True)
-        assert not send._vouched or send._vouched[0] is not messages
+    assert ready_seen
+    stub = _sanitize_stage(stub=True)
+    for messages in _seeded(20):  # (ready only for Hermes's repair: a list checked after it was made)
+        ready, report = send.ready_of(stub({"messages": messages})[1])
+        assert ready is None or report["repair"] == "hermes"
 
 
 # --- the Anthropic one pass: sanitize's pairing check and the send path's work at once -----------
@@ -492,21 +501,19 @@ def test_anthropic_ready_on_a_clean_transcript_with_thinking():
     assert not send.anthropic_ready(moved)  # (thinking after a tool_use: the send path moves it)
 
 
-def test_anthropic_vouch_is_taken_by_the_anthropic_send_path_only():
+def test_anthropic_ready_is_taken_by_the_anthropic_send_path_only():
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
         {"type": "tool_use", "id": "a", "name": "n", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]}]
     twice = [{"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]
     assert send.anthropic_ready(twice)  # (one Anthropic turn; OpenAI merges the two)
-    send.vouch(twice, ANTHROPIC)
-    assert not send.openai_unchanged(twice) and send._vouched  # (an OpenAI check is no use of it)
-    send.vouch(messages, ANTHROPIC)
-    # a tool_use id in the system: the messages are walked (the id is renumbered), vouched or not
-    body = {"system": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}], "messages": messages}
     counts: dict = {}
-    out = send.request(body, "anthropic", counts)
+    assert send.request(twice, "openai", counts, ANTHROPIC) != twice and counts  # (no use to OpenAI)
+    # a tool_use id in the system: the messages are walked (the id is renumbered), ready or not
+    body = {"system": [{"type": "tool_use", "id": "a", "name": "n", "input": {}}], "messages": messages}
+    counts = {}
+    out = send.request(body, "anthropic", counts, ANTHROPIC)
     assert out["messages"][1]["content"][0]["id"] == "a_2" and counts == {send.RENUMBERED: 1}
-    assert not send._vouched
 
 
 def _an_bodies(n):
@@ -528,19 +535,20 @@ def _an_bodies(n):
         yield body
 
 
-def test_sanitize_vouching_for_anthropic_gives_what_the_send_path_checking_again_gives():
-    vouched = 0
+def test_sanitize_ready_for_anthropic_gives_what_the_send_path_checking_again_gives():
+    run = _sanitize_stage()
+    ready_seen = 0
     for body in _an_bodies(120):
-        out, report = sanitize(body)
-        if send._vouched:
-            vouched += 1
-            assert send._vouched[0] is out["messages"] and send._vouched[2] == ANTHROPIC
+        out, report = run(body)
+        ready, _ = send.ready_of(report)
+        if ready is not None:
+            ready_seen += 1
+            assert ready == ANTHROPIC
         counts: dict = {}
-        fast = send.request(out, "anthropic", counts)
-        assert not send._vouched
+        fast = send.request(out, "anthropic", counts, ready)
         again: dict = {}
         assert fast == send.request(out, "anthropic", again) and counts == again
-    assert 10 < vouched < 120
+    assert 10 < ready_seen < 120
 
 
 # --- the pairing check that stops at the first problem ------------------------------------------
@@ -553,3 +561,119 @@ from hermesctx.wire.rules import OPENAI, pairing_clean  # noqa: E402
        st.sampled_from([OPENAI, ANTHROPIC, None]))
 def test_pairing_clean_is_no_problem_found(messages, target):
     assert pairing_clean(messages, target) == (check_pairing(messages, target) == [])
+
+
+# --- the rule tables: every row's test is what lets its case through --------------------------
+
+from hermesctx.wire.onepass import by_role, one_pass  # noqa: E402
+
+_U = {"role": "user", "content": "go"}
+
+
+def _oa_calls(*ids, **extra):
+    return {"role": "assistant", "content": "c", "tool_calls": [{**_call(i), **extra} for i in ids]}
+
+
+# a transcript each row of send.OPENAI_RULES repairs (its count among what the send path counts),
+# that no other row's test catches
+OA_WITNESSES = {
+    "_assistant_run": [_U, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}],
+    "_stray_result": [_U, _oa_calls("a"), {"role": "tool", "tool_call_id": "a", "content": "r"},
+                      {"role": "tool", "tool_call_id": "a", "content": "again"}],
+    "_internal_key": [{"role": "user", "content": "go", "_ts": 1}],
+    "_replayed_thinking": [_U, {"role": "assistant", "content": "a", "reasoning_details": [
+        {"type": "thinking", "thinking": "t", "signature": "s"}]}],
+    "_parts_to_clean": [{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "x"}]}],
+    "_empty_calls": [_U, {"role": "assistant", "content": "a", "tool_calls": []}],
+    "_calls_with_internals": [_U, _oa_calls("a", call_id="b"), {"role": "tool", "tool_call_id": "a", "content": "r"}],
+    "_empty_assistant_message": [_U, {"role": "assistant", "content": None}, {"role": "user", "content": "more"}],
+    "_user_run": [_U, {"role": "user", "content": "more"}],
+}
+
+
+def _each_row_alone_catches(rows, witnesses, send_pass, ready, ready_without):
+    """Every row has a witness: the send path changes it, counting the row's repair; the check
+    built from all the rows says it is not ready, the one built without that row lets it through."""
+    assert sorted(witnesses) == sorted(row.might_apply.__name__ for row in rows)
+    for row in rows:
+        messages = witnesses[row.might_apply.__name__]
+        counts: dict = {}
+        out = list(send_pass(messages, counts))
+        assert row.what in counts and out != messages, row
+        assert not ready(messages), row
+        assert ready_without(row, messages), row
+
+
+def test_every_openai_rule_has_a_witness_its_test_alone_catches():
+    """Without a row's test, the send-path check (openai_unchanged's tests) lets its witness
+    through: the check is built from the rows, and a row added without a test (or a witness
+    here) fails this test."""
+    _each_row_alone_catches(
+        send.OPENAI_RULES, OA_WITNESSES, send.openai_messages,
+        lambda messages: send.openai_unchanged(messages) or send.openai_ready(messages),
+        lambda row, messages: one_pass(messages, by_role(
+            [(r.might_apply, r.roles, r.only) for r in send.OPENAI_RULES if r is not row], send._PLAIN_KEYS)))
+
+
+_A = {"role": "user", "content": "go"}
+_BP = {"type": "ephemeral"}
+
+
+def _an_use(i):
+    return {"type": "tool_use", "id": i, "name": "n", "input": {}}
+
+
+def _an_result(i, **extra):
+    return {"type": "tool_result", "tool_use_id": i, **extra}
+
+
+AN_WITNESSES = {
+    "_an_extra_keys": [{"role": "user", "content": "go", "_ts": 1}],
+    "_an_empty": [_A, {"role": "assistant", "content": " "}, {"role": "user", "content": "more"}],
+    "_an_breakpoint": [{"role": "user", "content": [{"type": "text", "text": f"x{i}", "cache_control": _BP}
+                                                    for i in range(5)]}],
+    "_an_blank_text": [{"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "x"}]}],
+    "_an_result_content": [_A, {"role": "assistant", "content": [_an_use("t1")]},
+                           {"role": "user", "content": [_an_result("t1", content=" ")]}],
+    "_an_unsigned": [_A, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": ""},
+                                                           {"type": "text", "text": "x"}]}],
+    "_an_thinking_late": [_A, {"role": "assistant", "content": [{"type": "text", "text": "x"},
+                                                                {"type": "thinking", "thinking": "t", "signature": "s"}]}],
+    "_an_thinking_only": [_A, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+                          {"role": "user", "content": "more"}],
+    "_an_reused_id": [_A, {"role": "assistant", "content": [_an_use("t1")]},
+                      {"role": "user", "content": [_an_result("t1", content="r")]},
+                      {"role": "assistant", "content": [_an_use("t1")]},
+                      {"role": "user", "content": [_an_result("t1", content="r")]}],
+}
+
+
+def test_every_anthropic_rule_has_a_witness_its_test_alone_catches():
+    _each_row_alone_catches(
+        send.ANTHROPIC_RULES, AN_WITNESSES, send.anthropic_messages, send.anthropic_ready,
+        lambda row, messages: send.anthropic_ready(messages, send.anthropic_tests(
+            [(r.might_apply, r.where) for r in send.ANTHROPIC_RULES if r is not row] + list(send._AN_READY_ONLY))))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(assistant | tool | user | other | extra, max_size=10) | oa_mutated())
+def test_openai_ready_built_from_the_rows_is_the_full_check(messages):
+    """Ready (the rows' tests, one pass) => the send path changes nothing and the full checks of
+    sanitize find nothing; and a list the send path changes is never ready."""
+    counts: dict = {}
+    out = list(send.openai_messages(messages, counts))
+    changed = counts or len(out) != len(messages) or not all(map(operator.is_, out, messages))
+    if send.openai_ready(messages):
+        assert not changed and check_pairing(messages, "openai") == []
+    if changed:
+        assert not send.openai_unchanged(messages)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(AN_MESSAGE, max_size=6) | an_exchanges() | an_mutated())
+def test_anthropic_ready_built_from_the_rows_is_the_full_check(messages):
+    counts: dict = {}
+    out = list(send.anthropic_messages(messages, counts))
+    changed = counts or len(out) != len(messages) or not all(map(operator.is_, out, messages))
+    if send.anthropic_ready(messages):
+        assert not changed and check_pairing(messages, ANTHROPIC) == []

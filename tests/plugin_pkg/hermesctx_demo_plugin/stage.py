@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from hermesctx.messages import messages_of, with_messages
-from hermesctx.options import option
-from hermesctx.record import record
+from hermesctx.options import metadata
 
 
-@record(frozen=True)
+@dataclass(frozen=True)  # (a plain dataclass; badkey.py declares a hermesctx record)
 class Options:
-    label: str | None = option("demo", flag="--label", help="The tag.")
-    times: int | None = option(1, flag="--times", kind=int, low=1, high=3, help="How often.")
+    label: str | None = field(default="demo", metadata=metadata("--label", help="The tag."))
+    times: int | None = field(default=1, metadata=metadata("--times", kind=int, low=1, high=3, help="How often."))
 
 
 def build(options, ctx):
