@@ -189,13 +189,15 @@ def validate(entries: Any) -> list[str]:
 # --- running a pipeline over an input (``hermesctx run``) ------------------------------------
 
 def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
-        report: str | None = None, formats: dict | None = None) -> int:
+        report: str | None = None, formats: dict | None = None, keep_going=None) -> int:
     """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
     stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
-    processes for a JSON Lines batch. Returns how many documents were done."""
+    processes for a JSON Lines batch. ``keep_going`` (a :class:`~hermesctx.transcripts.KeepGoing`):
+    a JSON line that fails is said and written unchanged, a FILE of several that fails as a whole
+    is said and skipped, and the batch ends with the summary line. Returns how many documents
+    were done."""
     from hermesctx import formats as registry
-    from hermesctx import jsonio
-    from hermesctx.transcripts import Progress, ReportSink, paths_of
+    from hermesctx.transcripts import Progress, ReportSink, in_file, paths_of
 
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
@@ -204,24 +206,40 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     describes = {stage.name: stage.describe for stage in stages}
     sink = ReportSink(env, report, to_stderr=not env.quiet)
     progress = Progress.start(env)
+    paths = paths_of(path)
+    shared_out = jobs > 1 and fmt["source"] not in registry.LOG_FORMATS
+
+    def results(one, file):
+        if shared_out:
+            return _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
+        return _sequential(env, one, jsonl, stages, fmt, file=file, keep_going=keep_going)
+
+    def emit(items) -> int:
+        done = 0
+        for doc, out, reports in items:
+            write_output(env, doc, out, reports, pretty, sink, describes, report)
+            progress.tick()
+            done += 1
+        return done
+
     count = 0
     ok = False
     try:
-        if jobs > 1 and fmt["source"] not in registry.LOG_FORMATS:
-            paths = paths_of(path)
-            results = (item for one in paths
-                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt,
-                                             one if len(paths) > 1 else None))
+        if keep_going is not None and len(paths) > 1:  # a FILE that fails as a whole: the next goes on
+            for one in paths:
+                keep_going.file = one
+                try:
+                    done = emit(results(one, one))
+                except HermesctxError as err:
+                    keep_going.file_failed(env, in_file(err, one))
+                    continue
+                keep_going.file_done(done)
+                count += done
+            keep_going.summary(env)
+        elif shared_out:
+            count = emit(item for one in paths for item in results(one, one if len(paths) > 1 else None))
         else:
-            results = _sequential(env, path, jsonl, stages, fmt)
-        for doc, out, reports in results:
-            env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
-            env.stdout.flush()
-            for rep in reports:
-                describe = describes.get(rep["stage"])
-                sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
-            progress.tick()
-            count += 1
+            count = emit(results(paths if len(paths) > 1 else paths[0], None))
         ok = True
     finally:
         progress.done()
@@ -229,26 +247,45 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     return count
 
 
-def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None):
+def write_output(env, doc, out, reports: list[dict], pretty: bool, sink, describes: dict,
+                 report: str | None) -> None:
+    """One document's output on stdout (bytes as they are, else serialized) and its stages'
+    reports (``stage: ...`` on stderr, or into ``--report``)."""
+    from hermesctx import jsonio
+
+    env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
+    env.stdout.flush()
+    for rep in reports:
+        describe = describes.get(rep["stage"])
+        sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
+
+
+def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_going=None):
     """``(doc, output, reports)`` for every document, one after the other in this process
-    (``stream``: the input, read already; ``file``: the name its documents carry)."""
+    (``stream``: the input, read already; ``file``: the name its documents carry; ``keep_going``:
+    a JSON line that fails is said and written unchanged)."""
     from hermesctx.transcripts import documents, format_stream, located, write_back
 
-    docs = (documents(env, path, jsonl, file=file, **fmt) if stream is None else
-            format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
-                          all_segments=fmt["all_segments"], file=file))
+    if stream is not None:
+        docs = format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
+                             all_segments=fmt["all_segments"], file=file)
+    elif keep_going is not None:
+        docs = keep_going.documents(env, path, jsonl, fmt)
+    else:
+        docs = documents(env, path, jsonl, file=file, **fmt)
 
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
 
-    for doc, (out, reports) in located(docs, one):
+    for doc, (out, reports) in located(docs, one, keep_going=keep_going, env=env, stdout=env.stdout):
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 
-def worker(entries, config_path, environ, pretty, source="auto", target=None):
+def worker(entries, config_path, environ, pretty, source="auto", target=None, keep_going=False):
     """Runs in each worker of ``run --jobs``: the pipeline built once (the settings read once
     in this process), then one raw JSON line at a time (parsed, run and serialized here, so
-    the parent only moves bytes)."""
+    the parent only moves bytes). ``keep_going``: a line that fails gives
+    ``(line_no, None, error, raw)`` instead of raising."""
     import sys
 
     from hermesctx import formats, jsonio
@@ -267,6 +304,8 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
             lost, wire = dict(info["lost"]), {}
             out = formats.write_back(out, info, target, lost, wire)
         except HermesctxError as err:
+            if keep_going:
+                return line_no, None, err.located(f"line {line_no}"), raw
             raise err.located(f"line {line_no}") from None
         lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
         return line_no, jsonio.dumps(out, pretty=pretty), reports, lines
@@ -274,18 +313,18 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
     return one
 
 
-def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None):
+def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None, keep_going=None):
     """``(doc, output, reports)`` for every document of one input, a JSON Lines batch shared
     out line by line to ``jobs`` workers (``file``: the name its documents and errors carry)."""
     from hermesctx.transcripts import in_file
 
     try:
-        yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file)
+        yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
     except HermesctxError as err:
         raise in_file(err, file) from None
 
 
-def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):
+def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going):
     import io
 
     from hermesctx import jsonio
@@ -311,10 +350,16 @@ def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):
         yield first
         yield from lines
 
-    args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"])
+    args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"],
+            keep_going is not None)
     results = ordered_map(worker, args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
-    for index, (line_no, raw_out, reports, lost) in enumerate(results):
+    index = 0
+    for line_no, raw_out, reports, lost in results:
+        if raw_out is None:  # (keep_going: the line's error, and the line)
+            keep_going.failed(env, reports, lost, env.stdout)
+            continue
         doc = jsonio.Document(None, index, line_no, None, file)
+        index += 1
         for line in lost:
             env.warn(f"{doc.where}: {line}")
         yield doc, raw_out, reports

@@ -359,15 +359,26 @@ class ReportSink:
 
 
 
-def located(docs: Iterable[jsonio.Document],
-            fn: Callable[[jsonio.Document], Any]) -> Iterator[tuple[jsonio.Document, Any]]:
+def located(docs: Iterable[jsonio.Document], fn: Callable[[jsonio.Document], Any], *,
+            keep_going: KeepGoing | None = None, env: Env | None = None,
+            stdout: Any = None) -> Iterator[tuple[jsonio.Document, Any]]:
     """``(doc, fn(doc))`` for every document; an error names where it happened
-    (``line 3: messages[7]: ...``). The one place errors get their document's location."""
+    (``line 3: messages[7]: ...``). The one place errors get their document's location.
+    With ``keep_going`` (documents from :meth:`KeepGoing.documents`) a JSON line that fails is
+    said on ``env``'s stderr and written unchanged to ``stdout`` (or left out), not yielded."""
     for doc in docs:
         try:
-            result = fn(doc)
+            if isinstance(doc, _Bad):
+                raise doc.error
+            try:
+                result = fn(doc)
+            except HermesctxError as err:
+                raise (err.located(doc.where) if doc.where else err) from None
         except HermesctxError as err:
-            raise (err.located(doc.where) if doc.where else err) from None
+            if keep_going is None or doc.raw is None:
+                raise
+            keep_going.failed(env, err, doc.raw, stdout)
+            continue
         yield doc, result
 
 

@@ -333,3 +333,31 @@ def test_validate_and_convert_keep_going_past_a_file(tmp_path, command):
     r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
     assert r.status == 3 and "(file skipped)" in r.stderr
     assert r.stderr.splitlines()[-1 if command[0] == "convert" else -2] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_run_keeps_going_past_a_file_and_past_bad_lines(tmp_path, jobs):
+    """`run --keep-going`, one process or shared out: a bad line is said and written through unchanged, a
+    file that fails as a whole is said and skipped, the summary line ends the batch, exit 3."""
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    bad = tmp_path / "b.json"
+    bad.write_text("not json\n")
+    mixed = tmp_path / "c.jsonl"
+    mixed.write_bytes(BAD)
+    argv = ["run", "--pipeline", "prune,sanitize", "--jobs", jobs, "--keep-going"]
+    r = invoke([*argv, str(good), str(bad), str(mixed)])
+    assert r.status == 3
+    out = r.stdout.splitlines()
+    assert len(out) == 5 and out[1:] == BAD.splitlines()  # c.jsonl's bad lines as they were, in their place
+    err = r.stderr.splitlines()
+    assert any(line.startswith("hermesctx: error: ") and "b.json: not JSON" in line
+               and line.endswith("(file skipped)") for line in err)
+    assert any("c.jsonl: line 2: not JSON" in line and line.endswith("(written unchanged)") for line in err)
+    assert any("c.jsonl: line 4: " in line and line.endswith("(written unchanged)") for line in err)
+    assert err[-1] == "hermesctx: 3 files: 2 done (3 documents), 1 failed; 2 lines failed inside them"
+    clean = invoke([*argv, str(good), str(good)])
+    assert clean.status == 0 and clean.stdout == invoke(["-q", "run", "--pipeline", "prune,sanitize",
+                                                         str(good), str(good)]).stdout
+    stopped = invoke(["run", "--pipeline", "prune,sanitize", "--jobs", jobs, str(good), str(bad), str(good)])
+    assert stopped.status == 3 and "3 files" not in stopped.stderr

@@ -11,7 +11,7 @@ from hermesctx.cli.options import (
     report_options,
     target_options,
 )
-from hermesctx.cli.runner import get_context
+from hermesctx.cli.runner import get_context, past_failures
 from hermesctx.errors import UsageError
 from hermesctx.exit import EXIT_STATUS_HELP
 
@@ -22,12 +22,16 @@ from hermesctx.exit import EXIT_STATUS_HELP
               help="Stages to run, overriding the config's pipeline (e.g. prune,compress,sanitize).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes for a JSONL batch (output stays in input order).")
+@click.option("--keep-going", "keep_going", is_flag=True,
+              help="A JSON line that fails is said on stderr and written through unchanged; with several "
+                   "FILEs a file that fails as a whole is said and skipped, the rest go on, and one summary "
+                   "line ends the batch; exit 3 at the end if any failed.")
 @format_options
 @target_options
 @output_options
 @report_options
 @config_options
-def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path, **params):
+def command(input, jsonl, pipeline_text, jobs, keep_going, pretty, report, config_path, **params):
     """Run the pipeline of a config file on a transcript or a JSONL batch, in one process.
 
     The config's `pipeline:` lists stages with their options, e.g.
@@ -43,6 +47,7 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path, **pa
         hermesctx run --config hermesctx.yaml --jobs 2 --report reports.jsonl batch.jsonl > out.jsonl
     """
     from hermesctx import pipeline
+    from hermesctx.transcripts import KeepGoing
 
     ctx = get_context(config_path)
     entries = ([s.strip() for s in pipeline_text.split(",") if s.strip()] if pipeline_text
@@ -50,5 +55,7 @@ def command(input, jsonl, pipeline_text, jobs, pretty, report, config_path, **pa
     if not entries:
         raise UsageError("no pipeline: give --pipeline or a config file with a `pipeline:` list",
                          hint="e.g. hermesctx run --pipeline prune,compress,sanitize")
+    keep_going = KeepGoing() if keep_going else None
     pipeline.run(ctx, input, entries, jsonl=jsonl, jobs=jobs, pretty=pretty, report=report,
-                 formats=format_kwargs(params))
+                 formats=format_kwargs(params), keep_going=keep_going)
+    return past_failures(0, keep_going)
