@@ -189,10 +189,12 @@ def validate(entries: Any) -> list[str]:
 # --- running a pipeline over an input (``hermesctx run``) ------------------------------------
 
 def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
-        report: str | None = None, formats: dict | None = None, keep_going=None) -> int:
+        report: str | None = None, formats: dict | None = None, keep_going=None,
+        dask: str | None = None, block_size: int | None = None) -> int:
     """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
     stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
-    processes for a JSON Lines batch. ``keep_going`` (a :class:`~hermesctx.transcripts.KeepGoing`):
+    processes for a JSON Lines batch, or the Dask cluster at ``dask`` (:mod:`hermesctx.distributed`,
+    files cut into blocks of ``block_size``). ``keep_going`` (a :class:`~hermesctx.transcripts.KeepGoing`):
     a JSON line that fails is said and written unchanged, a FILE of several that fails as a whole
     is said and skipped, and the batch ends with the summary line. Returns how many documents
     were done."""
@@ -202,14 +204,21 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
            **(formats or {})}
+    if block_size is not None and not dask:
+        raise UsageError("--block-size goes with --dask")
     stages = build(entries, ctx)  # built (and validated) before any input is read
     describes = {stage.name: stage.describe for stage in stages}
-    sink = ReportSink(env, report, to_stderr=not env.quiet)
-    progress = Progress.start(env)
     paths = paths_of(path)
-    shared_out = jobs > 1 and fmt["source"] not in registry.LOG_FORMATS
+    runner = _dask_runner(ctx, dask, paths, entries, stages, pretty, fmt, jsonl, block_size) if dask else None
+    if runner is not None:
+        paths = runner.paths
+    sink = ReportSink(env, report, to_stderr=not env.quiet)
+    progress = Progress.start(env) if runner is None else runner
+    shared_out = runner is not None or jobs > 1 and fmt["source"] not in registry.LOG_FORMATS
 
     def results(one, file):
+        if runner is not None:
+            return runner.results(one, file, keep_going)
         if shared_out:
             return _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
         return _sequential(env, one, jsonl, stages, fmt, file=file, keep_going=keep_going)
@@ -218,7 +227,8 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
         done = 0
         for doc, out, reports in items:
             write_output(env, doc, out, reports, pretty, sink, describes, report)
-            progress.tick()
+            if runner is None:
+                progress.tick()
             done += 1
         return done
 
@@ -242,9 +252,26 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
             count = emit(results(paths if len(paths) > 1 else paths[0], None))
         ok = True
     finally:
-        progress.done()
+        progress.done()  # (--dask: the cluster too)
         sink.close(ok)
     return count
+
+
+def _dask_runner(ctx, address, paths, entries, stages, pretty, fmt, jsonl, block_size):
+    """The :class:`hermesctx.distributed.Runner` of ``run --dask``, its cluster connected and its
+    files planned (a plan that fails closes the cluster again)."""
+    from hermesctx import distributed
+
+    if "-" in paths:
+        raise UsageError("--dask needs FILE arguments, not stdin")
+    distributed.require()
+    paths = distributed.expand(paths)
+    client, cluster = distributed.connect(address)
+    try:
+        return distributed.Runner(ctx, client, cluster, paths, entries, stages, pretty, fmt, jsonl, block_size)
+    except BaseException:
+        distributed.disconnect(client, cluster)
+        raise
 
 
 def write_output(env, doc, out, reports: list[dict], pretty: bool, sink, describes: dict,
@@ -281,11 +308,11 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_goin
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 
-def worker(entries, config_path, environ, pretty, source="auto", target=None, keep_going=False):
-    """Runs in each worker of ``run --jobs``: the pipeline built once (the settings read once
-    in this process), then one raw JSON line at a time (parsed, run and serialized here, so
-    the parent only moves bytes). ``keep_going``: a line that fails gives
-    ``(line_no, None, error, raw)`` instead of raising."""
+def worker(entries, config_path, environ, pretty, source="auto", target=None, errors_as_values=False):
+    """Runs in each worker of ``run --jobs`` (and of ``run --dask``): the pipeline built once (the
+    settings read once in this process), then one raw JSON line at a time (parsed, run and
+    serialized here, so the parent only moves bytes). ``errors_as_values``: a line that fails
+    gives ``(line_no, None, error, raw)`` (the error not located yet) instead of raising."""
     import sys
 
     from hermesctx import formats, jsonio
@@ -304,8 +331,8 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None, ke
             lost, wire = dict(info["lost"]), {}
             out = formats.write_back(out, info, target, lost, wire)
         except HermesctxError as err:
-            if keep_going:
-                return line_no, None, err.located(f"line {line_no}"), raw
+            if errors_as_values:
+                return line_no, None, err, raw
             raise err.located(f"line {line_no}") from None
         lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
         return line_no, jsonio.dumps(out, pretty=pretty), reports, lines
@@ -327,7 +354,6 @@ def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None, k
 def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going):
     import io
 
-    from hermesctx import jsonio
     from hermesctx.parallel import ordered_map
     from hermesctx.transcripts import open_input, raw_lines
 
@@ -353,10 +379,22 @@ def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep
     args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"],
             keep_going is not None)
     results = ordered_map(worker, args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
+    yield from from_workers(env, results, file, keep_going)
+
+
+def from_workers(env, results, file: str | None, keep_going=None):
+    """``(doc, output, reports)`` from what :func:`worker` gave for each line, in order; a line
+    that failed (``errors_as_values``) ends the input, or with ``keep_going`` is said and written
+    unchanged. What the send path changed is warned about, the line named."""
+    from hermesctx import jsonio
+
     index = 0
     for line_no, raw_out, reports, lost in results:
-        if raw_out is None:  # (keep_going: the line's error, and the line)
-            keep_going.failed(env, reports, lost, env.stdout)
+        if raw_out is None:  # (the line's error, and the line)
+            err = reports.located(f"line {line_no}")
+            if keep_going is None:
+                raise err
+            keep_going.failed(env, err, lost, env.stdout)
             continue
         doc = jsonio.Document(None, index, line_no, None, file)
         index += 1

@@ -22,6 +22,13 @@ from hermesctx.exit import EXIT_STATUS_HELP
               help="Stages to run, overriding the config's pipeline (e.g. prune,compress,sanitize).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes for a JSONL batch (output stays in input order).")
+@click.option("--dask", "dask", default=None, metavar="ADDRESS",
+              help="Run on a Dask cluster: a scheduler's address (tcp://host:8786) or local[:N] (N worker "
+                   "processes here); FILEs may be s3:// or gs:// globs; one stream in input order, as --jobs "
+                   "writes it (pip install '.[dask]').")
+@click.option("--block-size", "block_size", default=None, metavar="SIZE", callback=lambda ctx, param, value: _size(value),
+              help="With --dask: cut a JSON Lines file into blocks of about SIZE on line boundaries "
+                   "(bytes, or 64M, 1G; default 64M).")
 @click.option("--keep-going", "keep_going", is_flag=True,
               help="A JSON line that fails is said on stderr and written through unchanged; with several "
                    "FILEs a file that fails as a whole is said and skipped, the rest go on, and one summary "
@@ -31,7 +38,7 @@ from hermesctx.exit import EXIT_STATUS_HELP
 @output_options
 @report_options
 @config_options
-def command(input, jsonl, pipeline_text, jobs, keep_going, pretty, report, config_path, **params):
+def command(input, jsonl, pipeline_text, jobs, dask, block_size, keep_going, pretty, report, config_path, **params):
     """Run the pipeline of a config file on a transcript or a JSONL batch, in one process.
 
     The config's `pipeline:` lists stages with their options, e.g.
@@ -45,6 +52,7 @@ def command(input, jsonl, pipeline_text, jobs, keep_going, pretty, report, confi
         hermesctx run --config hermesctx.yaml < session.json > out.json
         hermesctx run --pipeline prune,sanitize examples/coding-session.json
         hermesctx run --config hermesctx.yaml --jobs 2 --report reports.jsonl batch.jsonl > out.jsonl
+        hermesctx run --pipeline prune,sanitize --dask local:2 day1.jsonl day2.jsonl.gz > out.jsonl
     """
     from hermesctx import pipeline
     from hermesctx.transcripts import KeepGoing
@@ -57,5 +65,14 @@ def command(input, jsonl, pipeline_text, jobs, keep_going, pretty, report, confi
                          hint="e.g. hermesctx run --pipeline prune,compress,sanitize")
     keep_going = KeepGoing() if keep_going else None
     pipeline.run(ctx, input, entries, jsonl=jsonl, jobs=jobs, pretty=pretty, report=report,
-                 formats=format_kwargs(params), keep_going=keep_going)
+                 formats=format_kwargs(params), keep_going=keep_going, dask=dask, block_size=block_size)
     return past_failures(0, keep_going)
+
+
+def _size(value: str | None) -> int | None:
+    from hermesctx.jsonio import parse_size
+
+    size = parse_size(value) if value is not None else None
+    if value is not None and not size:
+        raise click.BadParameter(f"{value!r} is not a size (bytes, or 64M, 1G)")
+    return size

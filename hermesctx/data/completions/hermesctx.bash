@@ -90,7 +90,7 @@ _hermesctx() {
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --keep-going --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
+        words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --dask --block-size --keep-going --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help";;
     "recall")
         case "$prev" in
             --format) COMPREPLY=($(compgen -W "json table" -- "$cur")); return;;

@@ -283,6 +283,8 @@ complete -c hermesctx -n '__fish_seen_subcommand_from run' -l max-input-size -r 
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -l pipeline -r -d 'Stages to run, overriding the config\'s pipeline (e.g. prune,compress,sanitize).'
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -l jobs -r -d 'Worker processes for a JSONL batch (output stays in input order).'
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -s j -r -d 'Worker processes for a JSONL batch (output stays in input order).'
+complete -c hermesctx -n '__fish_seen_subcommand_from run' -l dask -r -d 'Run on a Dask cluster: a scheduler\'s address (tcp://host:8786) or local[:N] (N w'
+complete -c hermesctx -n '__fish_seen_subcommand_from run' -l block-size -r -d 'With --dask: cut a JSON Lines file into blocks of about SIZE on line boundaries '
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -l keep-going -d 'A JSON line that fails is said on stderr and written through unchanged; with sev'
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -l from -r -a 'auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider opencode-run' -d 'Input format; auto detects it (Claude Code and Codex session logs included).'
 complete -c hermesctx -n '__fish_seen_subcommand_from run' -l include-sidechains -d 'Claude Code logs: insert each subagent\'s transcript after the result of the Task'
