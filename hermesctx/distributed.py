@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-BLOCK_SIZE = 64 << 20  # a block per 64 MiB of a file
+BLOCK_SIZE = 16 << 20  # a block per 16 MiB of a file (a block is one task: small enough to keep every worker busy)
 _RUNNERS: dict = {}  # in a worker process: the pipeline of each run, built once (by its token)
 
 

@@ -199,16 +199,19 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
     is said and skipped, and the batch ends with the summary line. Returns how many documents
     were done."""
     from hermesctx import formats as registry
-    from hermesctx.transcripts import Progress, ReportSink, in_file, paths_of
+    from hermesctx.transcripts import Progress, ReportSink, in_file, paths_of, pretty_files
 
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
            **(formats or {})}
     if block_size is not None and not dask:
         raise UsageError("--block-size goes with --dask")
+    if dask and pretty:
+        raise UsageError("--pretty indents one document: not with --dask, which runs batches")
     stages = build(entries, ctx)  # built (and validated) before any input is read
     describes = {stage.name: stage.describe for stage in stages}
     paths = paths_of(path)
+    pretty_files(pretty, paths)
     runner = _dask_runner(ctx, dask, paths, entries, stages, pretty, fmt, jsonl, block_size) if dask else None
     if runner is not None:
         paths = runner.paths
@@ -221,7 +224,7 @@ def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pr
             return runner.results(one, file, keep_going)
         if shared_out:
             return _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
-        return _sequential(env, one, jsonl, stages, fmt, file=file, keep_going=keep_going)
+        return _sequential(env, one, jsonl, stages, fmt, file=file, keep_going=keep_going, pretty=pretty)
 
     def emit(items) -> int:
         done = 0
@@ -287,11 +290,11 @@ def write_output(env, doc, out, reports: list[dict], pretty: bool, sink, describ
         sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
 
 
-def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_going=None):
+def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_going=None, pretty=False):
     """``(doc, output, reports)`` for every document, one after the other in this process
     (``stream``: the input, read already; ``file``: the name its documents carry; ``keep_going``:
     a JSON line that fails is said and written unchanged)."""
-    from hermesctx.transcripts import documents, format_stream, located, write_back
+    from hermesctx.transcripts import documents, format_stream, located, one_when_pretty, write_back
 
     if stream is not None:
         docs = format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
@@ -304,6 +307,7 @@ def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_goin
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
 
+    docs = one_when_pretty(docs, pretty)
     for doc, (out, reports) in located(docs, one, keep_going=keep_going, env=env, stdout=env.stdout):
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
@@ -355,7 +359,7 @@ def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep
     import io
 
     from hermesctx.parallel import ordered_map
-    from hermesctx.transcripts import open_input, raw_lines
+    from hermesctx.transcripts import one_when_pretty, open_input, raw_lines
 
     env = ctx.env
     lines = raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
@@ -375,6 +379,11 @@ def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep
     def items():
         yield first
         yield from lines
+
+    if pretty:  # (one line: one document, indented; more are refused before any is run)
+        (_, raw), = one_when_pretty(items(), True)
+        yield from _sequential(env, path, jsonl, stages, fmt, stream=io.BytesIO(raw), file=file)
+        return
 
     args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"],
             keep_going is not None)

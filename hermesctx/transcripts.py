@@ -125,6 +125,33 @@ def paths_of(path: Paths) -> list[str]:
     return paths
 
 
+_PRETTY_ONE = ("--pretty indents one document, and {what}: indented, they could not be read back",
+               "leave --pretty out to write one compact document per line")
+
+
+def pretty_files(pretty: bool, paths: Sequence[str], in_place: bool = False) -> None:
+    """``--pretty`` is for one document: several FILEs into one stream are refused (exit 2)."""
+    if pretty and len(paths) > 1 and not in_place:
+        message, hint = _PRETTY_ONE
+        raise UsageError(message.format(what=f"{len(paths)} FILEs go to one stream"), hint=hint)
+
+
+def one_when_pretty(docs: Iterable[Any], pretty: bool) -> Iterator[Any]:
+    """``docs`` as they are; with ``pretty``, an input of more than one document (JSON Lines) is
+    refused (exit 2) before anything of it is written: a second document is looked for first."""
+    if not pretty:
+        yield from docs
+        return
+    docs = iter(docs)
+    first = next(docs, None)
+    if first is None:
+        return
+    if next(docs, None) is not None:
+        message, hint = _PRETTY_ONE
+        raise UsageError(message.format(what="the input holds several (JSON Lines)"), hint=hint)
+    yield first
+
+
 def from_file(docs: Iterable[jsonio.Document], file: str | None) -> Iterator[jsonio.Document]:
     """The documents of one of several FILE arguments, located by its name (``b.jsonl: line 3``;
     None: the only input, named by line alone)."""
@@ -402,6 +429,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
     paths = paths_of(path)
     if in_place and "-" in paths:
         raise UsageError("--in-place needs a FILE argument, not stdin")
+    pretty_files(pretty and emit, paths, in_place)
     sink = ReportSink(env, report)
     ok = False
     count = 0
@@ -450,8 +478,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
     ok = False
     target = (formats or {}).get("target")
     records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
-    docs = (documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
-            else keep_going.documents(env, path, jsonl, formats or {}))
+    docs = one_when_pretty(documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
+                           else keep_going.documents(env, path, jsonl, formats or {}), pretty and emit)
     try:
         for doc in docs:
             try:

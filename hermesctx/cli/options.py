@@ -49,7 +49,8 @@ def _max_input(value: str | None) -> None:
     get_env().max_input = size
 
 output_options = _stack(
-    click.option("--pretty", is_flag=True, help="Indent the JSON output."),
+    click.option("--pretty", is_flag=True, help="Indent the JSON output: one document (JSON Lines input, or "
+                 "several FILEs into one stream, are refused: exit 2)."),
 )
 
 inplace_options = _stack(

@@ -361,3 +361,22 @@ def test_run_keeps_going_past_a_file_and_past_bad_lines(tmp_path, jobs):
                                                          str(good), str(good)]).stdout
     stopped = invoke(["run", "--pipeline", "prune,sanitize", "--jobs", jobs, str(good), str(bad), str(good)])
     assert stopped.status == 3 and "3 files" not in stopped.stderr
+
+
+@pytest.mark.parametrize("command", [["prune"], ["convert", "--to", "openai"], ["run", "--pipeline", "prune"],
+                                     ["run", "--pipeline", "prune", "--jobs", "2"]])
+def test_pretty_is_for_one_document(tmp_path, command):
+    """`--pretty` indents one document (a one-line JSON file too); JSON Lines input or several FILEs
+    into one stream are refused, one line, exit 2, nothing written (indented, they could not be read back)."""
+    one = json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    single = tmp_path / "one.jsonl"
+    single.write_text(one + "\n")
+    r = invoke(["-q", *command, "--pretty", str(single)])
+    assert r.status == 0 and r.stdout.startswith(b"[\n") and json.loads(r.stdout) == json.loads(one)
+    batch = tmp_path / "two.jsonl"
+    batch.write_text(one + "\n" + one + "\n")
+    for args in ([str(batch)], [str(single), str(single)]):
+        r = invoke(["-q", *command, "--pretty", *args])
+        assert r.status == 2 and r.stdout == b"" and len(r.stderr.splitlines()) == 1
+        assert r.stderr.startswith("hermesctx: error: --pretty indents one document, and ")
+        assert r.stderr.rstrip().endswith("leave --pretty out to write one compact document per line")

@@ -28,7 +28,7 @@ from hermesctx.exit import EXIT_STATUS_HELP
                    "writes it (pip install '.[dask]').")
 @click.option("--block-size", "block_size", default=None, metavar="SIZE", callback=lambda ctx, param, value: _size(value),
               help="With --dask: cut a JSON Lines file into blocks of about SIZE on line boundaries "
-                   "(bytes, or 64M, 1G; default 64M).")
+                   "(bytes, or 64M, 1G; default 16M).")
 @click.option("--keep-going", "keep_going", is_flag=True,
               help="A JSON line that fails is said on stderr and written through unchanged; with several "
                    "FILEs a file that fails as a whole is said and skipped, the rest go on, and one summary "
