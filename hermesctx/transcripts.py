@@ -164,11 +164,13 @@ def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_goin
                             **kwargs: Any) -> Iterator[jsonio.Document]:
     """:func:`documents`, where with ``keep_going`` and several FILEs a FILE that fails as it is read
     (unreadable, not JSON, no transcript) is said and skipped, the batch going on; it ends with the
-    summary line of :class:`KeepGoing`."""
+    summary line of :class:`KeepGoing` (said by the caller, after its own last line:
+    :func:`hermesctx.cli.runner.past_failures`)."""
     paths = paths_of(path)
     if keep_going is None or len(paths) == 1:
         yield from documents(env, path, jsonl, **kwargs)
         return
+    keep_going.several = True
     for one in paths:
         done = 0
         try:
@@ -179,7 +181,6 @@ def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_goin
             keep_going.file_failed(env, in_file(err, one))
             continue
         keep_going.file_done(done)
-    keep_going.summary(env)
 
 
 def documents(env: Env, path: Paths, jsonl: bool | None, *,
@@ -563,6 +564,7 @@ class KeepGoing:
         self.failures = 0
         self.file: str | None = None  # the FILE being read, when there are several
         self.files_done = self.files_failed = self.documents_done = 0
+        self.several = False  # several FILEs read past failures: the summary line is owed at the end
 
     def file_done(self, documents: int) -> None:
         """A FILE read to its end, with ``documents`` done."""

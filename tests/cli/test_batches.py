@@ -304,7 +304,8 @@ def test_commands_that_only_read_keep_going_past_a_file_too(tmp_path, command):
     bad.write_bytes(b"\x1f\x8b not a gzip either")
     r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
     assert r.status == 3
-    assert "(file skipped)" in r.stderr and "hermesctx: 3 files: 2 done (2 documents), 1 failed" in r.stderr
+    assert "(file skipped)" in r.stderr
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"  # the last line
     stopped = invoke([*command, str(good), str(bad), str(good)])
     assert stopped.status in (3, 5) and "3 files" not in stopped.stderr
 
@@ -332,7 +333,7 @@ def test_validate_and_convert_keep_going_past_a_file(tmp_path, command):
     bad.write_text("not json")
     r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
     assert r.status == 3 and "(file skipped)" in r.stderr
-    assert r.stderr.splitlines()[-1 if command[0] == "convert" else -2] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"  # the last line
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
