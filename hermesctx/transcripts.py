@@ -115,14 +115,29 @@ def _tune_for(size: int) -> None:
 
 
 def paths_of(path: Paths) -> list[str]:
-    """The FILE arguments of a command as a list (none: stdin, ``-``). Several: their sizes
+    """The FILE arguments of a command as a list (none: stdin, ``-``); a directory that is not
+    an agent's storage tree stands for the files in it (:func:`files_in`). Several: their sizes
     added up tell jsonio whether orjson should read them from the start."""
-    if isinstance(path, str):
-        return [path]
-    paths = list(path) or ["-"]
+    paths = [one for given in ([path] if isinstance(path, str) else list(path) or ["-"]) for one in files_in(given)]
     if len(paths) > 1:
         jsonio.expect_files(paths)
     return paths
+
+
+def files_in(path: str) -> list[str]:
+    """``[path]``, or for a folder of transcripts (a directory that is not an OpenCode storage
+    tree) the files in it, in name order (not those in its subdirectories, nor hidden ones)."""
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    from hermesctx.formats.opencode import is_tree
+
+    if is_tree(path):
+        return [path]
+    try:
+        names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+    except OSError:
+        return [path]  # (said when it is read)
+    return [os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name))] or [path]
 
 
 _PRETTY_ONE = ("--pretty indents one document, and {what}: indented, they could not be read back",

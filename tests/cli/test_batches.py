@@ -381,3 +381,25 @@ def test_pretty_is_for_one_document(tmp_path, command):
         assert r.status == 2 and r.stdout == b"" and len(r.stderr.splitlines()) == 1
         assert r.stderr.startswith("hermesctx: error: --pretty indents one document, and ")
         assert r.stderr.rstrip().endswith("leave --pretty out to write one compact document per line")
+
+
+def test_a_folder_stands_for_the_files_in_it(tmp_path):
+    """A directory that is not an OpenCode storage tree: its files in name order (not hidden ones,
+    not subdirectories), each a FILE of the batch, named in every row."""
+    folder = tmp_path / "logs"
+    (folder / "sub").mkdir(parents=True)
+    doc = json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    (folder / "b.json").write_text(doc)
+    (folder / "a.jsonl").write_text(doc + "\n" + doc + "\n")
+    (folder / "notes.md").write_text("# not a transcript\n")
+    (folder / ".hidden.json").write_text(doc)
+    (folder / "sub" / "c.json").write_text(doc)
+    r = invoke(["estimate", "--method", "rough", "--format", "table", "--keep-going", str(folder)])
+    assert r.status == 3
+    rows = r.stdout.decode().splitlines()
+    assert [row.split()[0] for row in rows[1:4]] == [str(folder / "a.jsonl")] * 2 + [str(folder / "b.json")]
+    assert rows[-1].startswith("total") and len(rows) == 6  # header, 3 rows, rule, total
+    assert "notes.md: not JSON" in r.stderr and "sub" not in r.stderr and "hidden" not in r.stderr
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (3 documents), 1 failed"
+    check = invoke(["sanitize", "--check", str(folder / "b.json"), str(folder / "sub")])
+    assert check.status == 0 and "2 transcripts" in check.stderr
