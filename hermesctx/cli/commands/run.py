@@ -49,10 +49,10 @@ def command(input, jsonl, pipeline_text, jobs, dask, block_size, keep_going, pre
 
     \b
     Examples:
-        hermesctx run --config hermesctx.yaml < session.json > out.json
+        hermesctx run --config examples/hermesctx.yaml < examples/coding-session.json > out.json
         hermesctx run --pipeline prune,sanitize examples/coding-session.json
-        hermesctx run --config hermesctx.yaml --jobs 2 --report reports.jsonl batch.jsonl > out.jsonl
-        hermesctx run --pipeline prune,sanitize --dask local:2 day1.jsonl day2.jsonl.gz > out.jsonl
+        hermesctx run --config examples/hermesctx.yaml --jobs 2 --report reports.jsonl examples/batch.jsonl > out.jsonl
+        hermesctx run --pipeline prune,sanitize --dask local:2 examples/batch.jsonl examples/coding-session.json > out.jsonl
     """
     from hermesctx import pipeline
     from hermesctx.transcripts import KeepGoing
