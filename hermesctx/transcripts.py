@@ -151,9 +151,10 @@ def pretty_files(pretty: bool, paths: Sequence[str], in_place: bool = False) -> 
         raise UsageError(message.format(what=f"{len(paths)} FILEs go to one stream"), hint=hint)
 
 
-def one_when_pretty(docs: Iterable[Any], pretty: bool) -> Iterator[Any]:
+def one_when_pretty(docs: Iterable[Any], pretty: bool, records: bool = False) -> Iterator[Any]:
     """``docs`` as they are; with ``pretty``, an input of more than one document (JSON Lines) is
-    refused (exit 2) before anything of it is written: a second document is looked for first."""
+    refused (exit 2) before anything of it is written: a second document is looked for first.
+    ``records``: the records of one JSON array, written back as one array (``--in-place``), pass."""
     if not pretty:
         yield from docs
         return
@@ -161,7 +162,13 @@ def one_when_pretty(docs: Iterable[Any], pretty: bool) -> Iterator[Any]:
     first = next(docs, None)
     if first is None:
         return
-    if next(docs, None) is not None:
+    second = next(docs, None)
+    if records and getattr(second, "record", None) is not None:
+        yield first
+        yield second
+        yield from docs
+        return
+    if second is not None:
         message, hint = _PRETTY_ONE
         raise UsageError(message.format(what="the input holds several (JSON Lines)"), hint=hint)
     yield first
@@ -495,7 +502,8 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
     target = (formats or {}).get("target")
     records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
     docs = one_when_pretty(documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
-                           else keep_going.documents(env, path, jsonl, formats or {}), pretty and emit)
+                           else keep_going.documents(env, path, jsonl, formats or {}), pretty and emit,
+                           records=in_place)
     try:
         for doc in docs:
             try:
