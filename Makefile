@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 # a .pth path entry, not setuptools' import hook: that hook costs ~10 ms on every start
 EDITABLE := --config-settings editable_mode=compat -e .
 
-.PHONY: venv runtime install install-shell test lint bench oracle fuzz completions man help-data prices schemas clean reallogs eval eval-archive
+.PHONY: venv runtime install install-shell test lint bench bench-dask oracle fuzz completions man help-data prices schemas clean reallogs eval eval-archive
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench: venv
 	$(BIN)/python bench/jobs.py $(BENCH_ARGS)
 	$(BIN)/python bench/recall.py $(RECALL_BENCH_ARGS)
 	$(BIN)/python bench/replay.py
+
+# `run --dask local:2` against `run --jobs 2` on the 200 MB benchmark batch (same bytes? time?)
+bench-dask: venv
+	$(BIN)/python bench/jobs.py --jobs 2 --dask local:2 --out bench/results/dask.json $(BENCH_ARGS)
 
 # Differential tests against Hermes Agent 0.19.0 in its own venv (never a dependency, never CI).
 oracle: venv

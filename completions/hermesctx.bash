@@ -118,12 +118,12 @@ _hermesctx() {
         words="--jsonl --no-jsonl --max-input-size --keep-going --from --include-sidechains --all-segments --lenient --to --model --max-tokens --verbose --pretty --report --help"; files=1;;
     "run")
         case "$prev" in
-            --max-input-size|--pipeline|--jobs|-j) COMPREPLY=(); return;;
+            --max-input-size|--pipeline|--jobs|-j|--dask|--block-size) COMPREPLY=(); return;;
             --from) COMPREPLY=($(compgen -W "auto openai anthropic responses sharegpt claude-code codex opencode opencode-go openhands cline aider gemini goose opencode-run copilot" -- "$cur")); return;;
             --to) COMPREPLY=($(compgen -W "openai anthropic sharegpt" -- "$cur")); return;;
             --report|--config) COMPREPLY=($(compgen -f -- "$cur")); return;;
         esac
-        words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help"; files=1;;
+        words="--jsonl --no-jsonl --max-input-size --pipeline --jobs --dask --block-size --keep-going --from --include-sidechains --all-segments --lenient --to --pretty --report --config --help"; files=1;;
     "recall")
         case "$prev" in
             --archive|--config) COMPREPLY=($(compgen -f -- "$cur")); return;;

@@ -178,6 +178,7 @@ class Settings:
 ROUTING_KEYS = ("auxiliary.compression.base_url", "auxiliary.compression.provider", "auxiliary.compression.api_key",
                 "model.base_url", "model.provider", "summarizer.name")
 SECRET_KEYS = frozenset({"auxiliary.compression.api_key"})
+OFFLINE_SUMMARIZER = "extractive"  # (the default: named, it sends nothing anywhere)
 _said: set = set()
 
 
@@ -195,7 +196,8 @@ def _found_in_cwd(path: str, explicit: str | None, env: Mapping[str, str]) -> bo
 
 def routing_notice(path: str, flat: Mapping[str, Any]) -> str | None:
     """What a working-directory config file changes about where data is sent, or None."""
-    set_keys = [k for k in ROUTING_KEYS if flat.get(k) not in (None, "", "auto")]
+    set_keys = [k for k in ROUTING_KEYS if flat.get(k) not in (None, "", "auto")
+                and not (k == "summarizer.name" and flat[k] == OFFLINE_SUMMARIZER)]
     if not set_keys:
         return None
     said = ", ".join(k if k in SECRET_KEYS else f"{k}={flat[k]}" for k in set_keys)

@@ -8,8 +8,9 @@ from importlib.util import find_spec
 
 from hermesctx.errors import UsageError
 
-# module -> extra that installs it
-EXTRAS = {"anthropic": "anthropic", "openai": "openai"}
+# module -> (extra that installs it, what pipx injects, what it is called)
+EXTRAS = {"anthropic": ("anthropic", "anthropic", "the anthropic SDK"), "openai": ("openai", "openai", "the openai SDK"),
+          "distributed": ("dask", "'dask[distributed]'", "dask.distributed")}
 
 
 def require(module: str, what: str | None = None) -> None:
@@ -20,7 +21,7 @@ def require(module: str, what: str | None = None) -> None:
         found = False
     if found:
         return
-    extra = EXTRAS.get(module, module)
-    raise UsageError(f"{what or f'the {module} summarizer'} needs the {module} SDK, which is not installed: "
-                     f"pipx inject hermesctx {module}, or from a checkout: pip install '.[{extra}]' "
+    extra, package, name = EXTRAS.get(module, (module, module, f"the {module} SDK"))
+    raise UsageError(f"{what or f'the {module} summarizer'} needs {name}, which is not installed: "
+                     f"pipx inject hermesctx {package}, or from a checkout: pip install '.[{extra}]' "
                      f"(uv tool install '.[{extra}]')")

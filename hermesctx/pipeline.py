@@ -190,66 +190,134 @@ def validate(entries: Any) -> list[str]:
 # --- running a pipeline over an input (``hermesctx run``) ------------------------------------
 
 def run(ctx, path, entries: Any, *, jsonl: bool | None = None, jobs: int = 1, pretty: bool = False,
-        report: str | None = None, formats: dict | None = None) -> int:
+        report: str | None = None, formats: dict | None = None, keep_going=None,
+        dask: str | None = None, block_size: int | None = None) -> int:
     """The pipeline ``entries`` on every document of ``path`` (one or several FILEs): outputs in input order on
     stdout, each stage's report on stderr (``stage: ...``) or in ``report``; ``jobs`` worker
-    processes for a JSON Lines batch. Returns how many documents were done."""
+    processes for a JSON Lines batch, or the Dask cluster at ``dask`` (:mod:`hermesctx.distributed`,
+    files cut into blocks of ``block_size``). ``keep_going`` (a :class:`~hermesctx.transcripts.KeepGoing`):
+    a JSON line that fails is said and written unchanged, a FILE of several that fails as a whole
+    is said and skipped, and the batch ends with the summary line. Returns how many documents
+    were done."""
     from hermesctx import formats as format_modules
-    from hermesctx import jsonio
-    from hermesctx.transcripts import Progress, ReportSink, paths_of
+    from hermesctx.transcripts import Progress, ReportSink, in_file, paths_of, pretty_files
 
     env = ctx.env
     fmt = {"source": "auto", "include_sidechains": False, "all_segments": False, "target": None,
            **(formats or {})}
+    if block_size is not None and not dask:
+        raise UsageError("--block-size goes with --dask")
+    if dask and pretty:
+        raise UsageError("--pretty indents one document: not with --dask, which runs batches")
     stages = build(entries, ctx)  # built (and validated) before any input is read
     describes = {stage.name: stage.describe for stage in stages}
+    paths = paths_of(path)
+    pretty_files(pretty, paths)
+    runner = _dask_runner(ctx, dask, paths, entries, stages, pretty, fmt, jsonl, block_size) if dask else None
+    if runner is not None:
+        paths = runner.paths
     sink = ReportSink(env, report, to_stderr=not env.quiet)
-    progress = Progress.start(env)
+    progress = Progress.start(env) if runner is None else runner
+    shared_out = runner is not None or jobs > 1 and fmt["source"] not in format_modules.LOG_FORMATS
+
+    def results(one, file):
+        if runner is not None:
+            return runner.results(one, file, keep_going)
+        if shared_out:
+            return _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
+        return _sequential(env, one, jsonl, stages, fmt, file=file, keep_going=keep_going, pretty=pretty)
+
+    def emit(items) -> int:
+        done = 0
+        for doc, out, reports in items:
+            write_output(env, doc, out, reports, pretty, sink, describes, report)
+            if runner is None:
+                progress.tick()
+            done += 1
+        return done
+
     count = 0
     ok = False
     try:
-        if jobs > 1 and fmt["source"] not in format_modules.LOG_FORMATS:
-            paths = paths_of(path)
-            results = (item for one in paths
-                       for item in _parallel(ctx, one, jsonl, entries, stages, jobs, pretty, fmt,
-                                             one if len(paths) > 1 else None))
+        if keep_going is not None and len(paths) > 1:  # a FILE that fails as a whole: the next goes on
+            for one in paths:
+                keep_going.file = one
+                try:
+                    done = emit(results(one, one))
+                except HermesctxError as err:
+                    keep_going.file_failed(env, in_file(err, one))
+                    continue
+                keep_going.file_done(done)
+                count += done
+            keep_going.summary(env)
+        elif shared_out:
+            count = emit(item for one in paths for item in results(one, one if len(paths) > 1 else None))
         else:
-            results = _sequential(env, path, jsonl, stages, fmt)
-        for doc, out, reports in results:
-            env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
-            env.stdout.flush()
-            for rep in reports:
-                describe = describes.get(rep["stage"])
-                sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
-            progress.tick()
-            count += 1
+            count = emit(results(paths if len(paths) > 1 else paths[0], None))
         ok = True
     finally:
-        progress.done()
+        progress.done()  # (--dask: the cluster too)
         sink.close(ok)
     return count
 
 
-def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None):
-    """``(doc, output, reports)`` for every document, one after the other in this process
-    (``stream``: the input, read already; ``file``: the name its documents carry)."""
-    from hermesctx.transcripts import documents, format_stream, located, write_back
+def _dask_runner(ctx, address, paths, entries, stages, pretty, fmt, jsonl, block_size):
+    """The :class:`hermesctx.distributed.Runner` of ``run --dask``, its cluster connected and its
+    files planned (a plan that fails closes the cluster again)."""
+    from hermesctx import distributed
 
-    docs = (documents(env, path, jsonl, file=file, **fmt) if stream is None else
-            format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
-                          all_segments=fmt["all_segments"], file=file))
+    if "-" in paths:
+        raise UsageError("--dask needs FILE arguments, not stdin")
+    distributed.require()
+    paths = distributed.expand(paths)
+    client, cluster = distributed.connect(address)
+    try:
+        return distributed.Runner(ctx, client, cluster, paths, entries, stages, pretty, fmt, jsonl, block_size)
+    except BaseException:
+        distributed.disconnect(client, cluster)
+        raise
+
+
+def write_output(env, doc, out, reports: list[dict], pretty: bool, sink, describes: dict,
+                 report: str | None) -> None:
+    """One document's output on stdout (bytes as they are, else serialized) and its stages'
+    reports (``stage: ...`` on stderr, or into ``--report``)."""
+    from hermesctx import jsonio
+
+    env.stdout.write(out if isinstance(out, bytes) else jsonio.dumps(out, pretty=pretty))
+    env.stdout.flush()
+    for rep in reports:
+        describe = describes.get(rep["stage"])
+        sink.add(doc, rep, f"{rep['stage']}: {describe(rep)}" if describe and not report else None)
+
+
+def _sequential(env, path, jsonl, stages, fmt, stream=None, file=None, keep_going=None, pretty=False):
+    """``(doc, output, reports)`` for every document, one after the other in this process
+    (``stream``: the input, read already; ``file``: the name its documents carry; ``keep_going``:
+    a JSON line that fails is said and written unchanged)."""
+    from hermesctx.transcripts import documents, format_stream, located, one_when_pretty, write_back
+
+    if stream is not None:
+        docs = format_stream(env, stream, jsonl, source=fmt["source"], include_sidechains=fmt["include_sidechains"],
+                             all_segments=fmt["all_segments"], file=file)
+    elif keep_going is not None:
+        docs = keep_going.documents(env, path, jsonl, fmt)
+    else:
+        docs = documents(env, path, jsonl, file=file, **fmt)
 
     def one(doc):
         return run_document(stages, doc.data, wire_format(getattr(doc, "info", None), fmt["target"]))
 
-    for doc, (out, reports) in located(docs, one):
+    docs = one_when_pretty(docs, pretty)
+    for doc, (out, reports) in located(docs, one, keep_going=keep_going, env=env, stdout=env.stdout):
         yield doc, write_back(env, doc, out, fmt["target"]), reports
 
 
-def worker(entries, config_path, environ, pretty, source="auto", target=None):
-    """Runs in each worker of ``run --jobs``: the pipeline built once (the settings read once
-    in this process), then one raw JSON line at a time (parsed, run and serialized here, so
-    the parent only moves bytes)."""
+def worker(entries, config_path, environ, pretty, source="auto", target=None, errors_as_values=False):
+    """Runs in each worker of ``run --jobs`` (and of ``run --dask``): the pipeline built once (the
+    settings read once in this process), then one raw JSON line at a time (parsed, run and
+    serialized here, so the parent only moves bytes). ``errors_as_values``: a line that fails
+    gives ``(line_no, None, error, raw)`` (the error not located yet) instead of raising."""
     import sys
 
     from hermesctx import formats, jsonio
@@ -268,6 +336,8 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
             lost, wire = dict(info["lost"]), {}
             out = formats.write_back(out, info, target, lost, wire)
         except HermesctxError as err:
+            if errors_as_values:
+                return line_no, None, err, raw
             raise err.located(f"line {line_no}") from None
         lines = [*formats.describe_lost(lost, formats.output_format(info, target)), *send.describe(wire)]
         return line_no, jsonio.dumps(out, pretty=pretty), reports, lines
@@ -275,23 +345,22 @@ def worker(entries, config_path, environ, pretty, source="auto", target=None):
     return one
 
 
-def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None):
+def _parallel(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file=None, keep_going=None):
     """``(doc, output, reports)`` for every document of one input, a JSON Lines batch shared
     out line by line to ``jobs`` workers (``file``: the name its documents and errors carry)."""
     from hermesctx.transcripts import in_file
 
     try:
-        yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file)
+        yield from _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going)
     except HermesctxError as err:
         raise in_file(err, file) from None
 
 
-def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):
+def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file, keep_going):
     import io
 
-    from hermesctx import jsonio
     from hermesctx.parallel import ordered_map
-    from hermesctx.transcripts import open_input, raw_lines
+    from hermesctx.transcripts import one_when_pretty, open_input, raw_lines
 
     env = ctx.env
     lines = raw_lines(env, path, jsonl, fmt["source"] == "auto") if jsonl is not False else None
@@ -312,10 +381,33 @@ def _shared_out(ctx, path, jsonl, entries, stages, jobs, pretty, fmt, file):
         yield first
         yield from lines
 
-    args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"])
+    if pretty:  # (one line: one document, indented; more are refused before any is run)
+        (_, raw), = one_when_pretty(items(), True)
+        yield from _sequential(env, path, jsonl, stages, fmt, stream=io.BytesIO(raw), file=file)
+        return
+
+    args = (entries, ctx.settings.path, dict(env.environ), pretty, fmt["source"], fmt["target"],
+            keep_going is not None)
     results = ordered_map(worker, args, items(), jobs=jobs, label=lambda item: f"line {item[0]}")
-    for index, (line_no, raw_out, reports, lost) in enumerate(results):
+    yield from from_workers(env, results, file, keep_going)
+
+
+def from_workers(env, results, file: str | None, keep_going=None):
+    """``(doc, output, reports)`` from what :func:`worker` gave for each line, in order; a line
+    that failed (``errors_as_values``) ends the input, or with ``keep_going`` is said and written
+    unchanged. What the send path changed is warned about, the line named."""
+    from hermesctx import jsonio
+
+    index = 0
+    for line_no, raw_out, reports, lost in results:
+        if raw_out is None:  # (the line's error, and the line)
+            err = reports.located(f"line {line_no}")
+            if keep_going is None:
+                raise err
+            keep_going.failed(env, err, lost, env.stdout)
+            continue
         doc = jsonio.Document(None, index, line_no, None, file)
+        index += 1
         for line in lost:
             env.warn(f"{doc.where}: {line}")
         yield doc, raw_out, reports

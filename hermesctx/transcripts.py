@@ -131,14 +131,63 @@ def _tune_for(size: int) -> None:
 
 
 def paths_of(path: Paths) -> list[str]:
-    """The FILE arguments of a command as a list (none: stdin, ``-``). Several: their sizes
+    """The FILE arguments of a command as a list (none: stdin, ``-``); a directory that is not
+    an agent's storage tree stands for the files in it (:func:`files_in`). Several: their sizes
     added up tell jsonio whether orjson should read them from the start."""
-    if isinstance(path, str):
-        return [path]
-    paths = list(path) or ["-"]
+    paths = [one for given in ([path] if isinstance(path, str) else list(path) or ["-"]) for one in files_in(given)]
     if len(paths) > 1:
         jsonio.expect_files(paths)
     return paths
+
+
+def files_in(path: str) -> list[str]:
+    """``[path]``, or for a folder of transcripts (a directory that is not an OpenCode storage
+    tree) the files in it, in name order (not those in its subdirectories, nor hidden ones)."""
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    from hermesctx.formats.opencode import is_tree
+
+    if is_tree(path):
+        return [path]
+    try:
+        names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+    except OSError:
+        return [path]  # (said when it is read)
+    return [os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name))] or [path]
+
+
+_PRETTY_ONE = ("--pretty indents one document, and {what}: indented, they could not be read back",
+               "leave --pretty out to write one compact document per line")
+
+
+def pretty_files(pretty: bool, paths: Sequence[str], in_place: bool = False) -> None:
+    """``--pretty`` is for one document: several FILEs into one stream are refused (exit 2)."""
+    if pretty and len(paths) > 1 and not in_place:
+        message, hint = _PRETTY_ONE
+        raise UsageError(message.format(what=f"{len(paths)} FILEs go to one stream"), hint=hint)
+
+
+def one_when_pretty(docs: Iterable[Any], pretty: bool, records: bool = False) -> Iterator[Any]:
+    """``docs`` as they are; with ``pretty``, an input of more than one document (JSON Lines) is
+    refused (exit 2) before anything of it is written: a second document is looked for first.
+    ``records``: the records of one JSON array, written back as one array (``--in-place``), pass."""
+    if not pretty:
+        yield from docs
+        return
+    docs = iter(docs)
+    first = next(docs, None)
+    if first is None:
+        return
+    second = next(docs, None)
+    if records and getattr(second, "record", None) is not None:
+        yield first
+        yield second
+        yield from docs
+        return
+    if second is not None:
+        message, hint = _PRETTY_ONE
+        raise UsageError(message.format(what="the input holds several (JSON Lines)"), hint=hint)
+    yield first
 
 
 def from_file(docs: Iterable[jsonio.Document], file: str | None) -> Iterator[jsonio.Document]:
@@ -153,11 +202,13 @@ def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_goin
                             **kwargs: Any) -> Iterator[jsonio.Document]:
     """:func:`documents`, where with ``keep_going`` and several FILEs a FILE that fails as it is read
     (unreadable, not JSON, no transcript) is said and skipped, the batch going on; it ends with the
-    summary line of :class:`KeepGoing`."""
+    summary line of :class:`KeepGoing` (said by the caller, after its own last line:
+    :func:`hermesctx.cli.runner.past_failures`)."""
     paths = paths_of(path)
     if keep_going is None or len(paths) == 1:
         yield from documents(env, path, jsonl, **kwargs)
         return
+    keep_going.several = True
     for one in paths:
         done = 0
         try:
@@ -168,7 +219,6 @@ def documents_past_failures(env: Env, path: Paths, jsonl: bool | None, keep_goin
             keep_going.file_failed(env, in_file(err, one))
             continue
         keep_going.file_done(done)
-    keep_going.summary(env)
 
 
 def documents(env: Env, path: Paths, jsonl: bool | None, *,
@@ -389,15 +439,26 @@ class ReportSink:
 
 
 
-def located(docs: Iterable[jsonio.Document],
-            fn: Callable[[jsonio.Document], Any]) -> Iterator[tuple[jsonio.Document, Any]]:
+def located(docs: Iterable[jsonio.Document], fn: Callable[[jsonio.Document], Any], *,
+            keep_going: KeepGoing | None = None, env: Env | None = None,
+            stdout: Any = None) -> Iterator[tuple[jsonio.Document, Any]]:
     """``(doc, fn(doc))`` for every document; an error names where it happened
-    (``line 3: messages[7]: ...``). The one place errors get their document's location."""
+    (``line 3: messages[7]: ...``). The one place errors get their document's location.
+    With ``keep_going`` (documents from :meth:`KeepGoing.documents`) a JSON line that fails is
+    said on ``env``'s stderr and written unchanged to ``stdout`` (or left out), not yielded."""
     for doc in docs:
         try:
-            result = fn(doc)
+            if isinstance(doc, _Bad):
+                raise doc.error
+            try:
+                result = fn(doc)
+            except HermesctxError as err:
+                raise (err.located(doc.where) if doc.where else err) from None
         except HermesctxError as err:
-            raise (err.located(doc.where) if doc.where else err) from None
+            if keep_going is None or doc.raw is None:
+                raise
+            keep_going.failed(env, err, doc.raw, stdout)
+            continue
         yield doc, result
 
 
@@ -421,6 +482,7 @@ def transform_stream(env: Env, path: Paths, fn: Transform, *, jsonl: bool | None
     paths = paths_of(path)
     if in_place and "-" in paths:
         raise UsageError("--in-place needs a FILE argument, not stdin")
+    pretty_files(pretty and emit, paths, in_place)
     sink = ReportSink(env, report)
     ok = False
     count = 0
@@ -469,8 +531,9 @@ def _transform(env: Env, path: Paths, fn: Transform, sink: ReportSink, *, pretty
     ok = False
     target = (formats or {}).get("target")
     records = _Records(stdout) if in_place else None  # a JSON array of records stays an array
-    docs = (documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
-            else keep_going.documents(env, path, jsonl, formats or {}))
+    docs = one_when_pretty(documents(env, path, jsonl, file=file, **(formats or {})) if keep_going is None
+                           else keep_going.documents(env, path, jsonl, formats or {}), pretty and emit,
+                           records=in_place)
     try:
         for doc in docs:
             try:
@@ -565,6 +628,7 @@ class KeepGoing:
         self.failures = 0
         self.file: str | None = None  # the FILE being read, when there are several
         self.files_done = self.files_failed = self.documents_done = 0
+        self.several = False  # several FILEs read past failures: the summary line is owed at the end
 
     def file_done(self, documents: int) -> None:
         """A FILE read to its end, with ``documents`` done."""

@@ -46,7 +46,7 @@ def cli(ctx: click.Context, traceback: bool, quiet: bool) -> None:
     of either) from FILE or stdin and writes JSON to stdout, so they chain with pipes:
 
     \b
-        hermesctx sanitize session.json | hermesctx compress | hermesctx cache-mark
+        hermesctx sanitize examples/coding-session.json | hermesctx compress | hermesctx cache-mark
     """
     from hermesctx.cli.runner import get_env
 

@@ -91,7 +91,8 @@ INPUT = (
           "What gzip input may inflate to (bytes, or 512M, 4G; config input.max_bytes; default: "
           "4 GiB, and at most 64x the compressed size); past it: exit 3.", metavar="SIZE", callback="max_input"),
 )
-OUTPUT = (flag("--pretty", "pretty", "Indent the JSON output."),)
+OUTPUT = (flag("--pretty", "pretty", "Indent the JSON output: one document (JSON Lines input, or several FILEs "
+                                      "into one stream, are refused: exit 2)."),)
 IN_PLACE = (
     flag("--in-place", "in_place", "Rewrite FILE atomically instead of writing stdout (FILE untouched on error)."),
     flag("--backup", "backup", "With --in-place: keep the original as FILE.bak."),

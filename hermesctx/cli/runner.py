@@ -141,8 +141,12 @@ def run_stage(stage, params: dict) -> int:
 
 
 def past_failures(status: int, keep_going) -> int:
-    """A command's exit status, 3 (bad input) when ``--keep-going`` went past a failure."""
+    """A command's exit status, 3 (bad input) when ``--keep-going`` went past a failure; the
+    summary line of a batch of several FILEs read past failures, after the command's own last line."""
     from hermesctx.exit import ExitStatus
+
+    if keep_going is not None and keep_going.several:
+        keep_going.summary(get_env())
 
     return ExitStatus.BAD_INPUT if keep_going is not None and keep_going.failures else status
 

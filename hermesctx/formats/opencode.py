@@ -173,6 +173,23 @@ def _assistant(parts: list, lost: dict) -> list[dict]:
 
 # --- the storage tree ------------------------------------------------------------------------
 
+def tree_root(path: str) -> str:
+    """The storage directory of ``path``: itself, or the ``storage`` directory in it."""
+    import os
+
+    if not os.path.isdir(os.path.join(path, "message")) and os.path.isdir(os.path.join(path, "storage")):
+        return os.path.join(path, "storage")
+    return path
+
+
+def is_tree(path: str) -> bool:
+    """Whether the directory ``path`` is an OpenCode storage tree (``message/`` and ``part/``)."""
+    import os
+
+    root = tree_root(path)
+    return os.path.isdir(os.path.join(root, "message")) and os.path.isdir(os.path.join(root, "part"))
+
+
 def load_tree(path: str) -> list[dict]:
     """A storage directory (or the directory holding ``storage``) as the ``{info, parts}``
     messages of all its sessions, each session's in the order of their ids (OpenCode's ids
@@ -180,11 +197,9 @@ def load_tree(path: str) -> list[dict]:
     import json
     import os
 
-    root = path
-    if not os.path.isdir(os.path.join(root, "message")) and os.path.isdir(os.path.join(root, "storage")):
-        root = os.path.join(root, "storage")
+    root = tree_root(path)
     messages_dir, parts_dir = os.path.join(root, "message"), os.path.join(root, "part")
-    if not (os.path.isdir(messages_dir) and os.path.isdir(parts_dir)):
+    if not is_tree(path):
         from hermesctx.errors import FileIOError
 
         raise FileIOError(f"cannot read {path}: Is a directory", path=path,

@@ -197,13 +197,24 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
     that fails is said and skipped, and the batch ends with its summary line."""
     from hermesctx import jsonio
     from hermesctx.errors import HermesctxError
-    from hermesctx.transcripts import ReportSink, from_file, in_file, located, open_input, paths_of, warner
+    from hermesctx.transcripts import (
+        ReportSink,
+        from_file,
+        in_file,
+        located,
+        one_when_pretty,
+        open_input,
+        paths_of,
+        pretty_files,
+        warner,
+    )
 
     env = ctx.env
     sink = ReportSink(env, report)
     ok = False
     try:
         paths = paths_of(path)
+        pretty_files(pretty, paths)
         for one in paths:
             name = one if len(paths) > 1 else None  # what its documents, errors and warnings name
             try:
@@ -217,7 +228,7 @@ def run(ctx, path, *, target: str = formats.OPENAI, source: str = formats.AUTO, 
                     else:
                         docs = formats.documents(opened if opened is not None else stream, source=source,
                                                  jsonl=jsonl, convert_documents=False)
-                        for doc, (out, rep) in located(from_file(docs, name),
+                        for doc, (out, rep) in located(one_when_pretty(from_file(docs, name), pretty),
                                                        lambda doc: _convert_read(doc, target, model, max_tokens)):
                             env.stdout.write(jsonio.dumps(out, pretty=pretty))
                             _tell(env, sink, doc, rep, verbose)

@@ -304,7 +304,8 @@ def test_commands_that_only_read_keep_going_past_a_file_too(tmp_path, command):
     bad.write_bytes(b"\x1f\x8b not a gzip either")
     r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
     assert r.status == 3
-    assert "(file skipped)" in r.stderr and "hermesctx: 3 files: 2 done (2 documents), 1 failed" in r.stderr
+    assert "(file skipped)" in r.stderr
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"  # the last line
     stopped = invoke([*command, str(good), str(bad), str(good)])
     assert stopped.status in (3, 5) and "3 files" not in stopped.stderr
 
@@ -332,4 +333,73 @@ def test_validate_and_convert_keep_going_past_a_file(tmp_path, command):
     bad.write_text("not json")
     r = invoke([*command, "--keep-going", str(good), str(bad), str(good)])
     assert r.status == 3 and "(file skipped)" in r.stderr
-    assert r.stderr.splitlines()[-1 if command[0] == "convert" else -2] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (2 documents), 1 failed"  # the last line
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_run_keeps_going_past_a_file_and_past_bad_lines(tmp_path, jobs):
+    """`run --keep-going`, one process or shared out: a bad line is said and written through unchanged, a
+    file that fails as a whole is said and skipped, the summary line ends the batch, exit 3."""
+    good = tmp_path / "a.json"
+    good.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    bad = tmp_path / "b.json"
+    bad.write_text("not json\n")
+    mixed = tmp_path / "c.jsonl"
+    mixed.write_bytes(BAD)
+    argv = ["run", "--pipeline", "prune,sanitize", "--jobs", jobs, "--keep-going"]
+    r = invoke([*argv, str(good), str(bad), str(mixed)])
+    assert r.status == 3
+    out = r.stdout.splitlines()
+    assert len(out) == 5 and out[1:] == BAD.splitlines()  # c.jsonl's bad lines as they were, in their place
+    err = r.stderr.splitlines()
+    assert any(line.startswith("hermesctx: error: ") and "b.json: not JSON" in line
+               and line.endswith("(file skipped)") for line in err)
+    assert any("c.jsonl: line 2: not JSON" in line and line.endswith("(written unchanged)") for line in err)
+    assert any("c.jsonl: line 4: " in line and line.endswith("(written unchanged)") for line in err)
+    assert err[-1] == "hermesctx: 3 files: 2 done (3 documents), 1 failed; 2 lines failed inside them"
+    clean = invoke([*argv, str(good), str(good)])
+    assert clean.status == 0 and clean.stdout == invoke(["-q", "run", "--pipeline", "prune,sanitize",
+                                                         str(good), str(good)]).stdout
+    stopped = invoke(["run", "--pipeline", "prune,sanitize", "--jobs", jobs, str(good), str(bad), str(good)])
+    assert stopped.status == 3 and "3 files" not in stopped.stderr
+
+
+@pytest.mark.parametrize("command", [["prune"], ["convert", "--to", "openai"], ["run", "--pipeline", "prune"],
+                                     ["run", "--pipeline", "prune", "--jobs", "2"]])
+def test_pretty_is_for_one_document(tmp_path, command):
+    """`--pretty` indents one document (a one-line JSON file too); JSON Lines input or several FILEs
+    into one stream are refused, one line, exit 2, nothing written (indented, they could not be read back)."""
+    one = json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    single = tmp_path / "one.jsonl"
+    single.write_text(one + "\n")
+    r = invoke(["-q", *command, "--pretty", str(single)])
+    assert r.status == 0 and r.stdout.startswith(b"[\n") and json.loads(r.stdout) == json.loads(one)
+    batch = tmp_path / "two.jsonl"
+    batch.write_text(one + "\n" + one + "\n")
+    for args in ([str(batch)], [str(single), str(single)]):
+        r = invoke(["-q", *command, "--pretty", *args])
+        assert r.status == 2 and r.stdout == b"" and len(r.stderr.splitlines()) == 1
+        assert r.stderr.startswith("hermesctx: error: --pretty indents one document, and ")
+        assert r.stderr.rstrip().endswith("leave --pretty out to write one compact document per line")
+
+
+def test_a_folder_stands_for_the_files_in_it(tmp_path):
+    """A directory that is not an OpenCode storage tree: its files in name order (not hidden ones,
+    not subdirectories), each a FILE of the batch, named in every row."""
+    folder = tmp_path / "logs"
+    (folder / "sub").mkdir(parents=True)
+    doc = json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    (folder / "b.json").write_text(doc)
+    (folder / "a.jsonl").write_text(doc + "\n" + doc + "\n")
+    (folder / "notes.md").write_text("# not a transcript\n")
+    (folder / ".hidden.json").write_text(doc)
+    (folder / "sub" / "c.json").write_text(doc)
+    r = invoke(["estimate", "--method", "rough", "--format", "table", "--keep-going", str(folder)])
+    assert r.status == 3
+    rows = r.stdout.decode().splitlines()
+    assert [row.split()[0] for row in rows[1:4]] == [str(folder / "a.jsonl")] * 2 + [str(folder / "b.json")]
+    assert rows[-1].startswith("total") and len(rows) == 6  # header, 3 rows, rule, total
+    assert "notes.md: not JSON" in r.stderr and "sub" not in r.stderr and "hidden" not in r.stderr
+    assert r.stderr.splitlines()[-1] == "hermesctx: 3 files: 2 done (3 documents), 1 failed"
+    check = invoke(["sanitize", "--check", str(folder / "b.json"), str(folder / "sub")])
+    assert check.status == 0 and "2 transcripts" in check.stderr

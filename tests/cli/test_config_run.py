@@ -110,7 +110,8 @@ def test_dask_helper_matches_single_process(tmp_path):
 
     src = tmp_path / "in.jsonl"
     src.write_bytes(open(os.path.join(EXAMPLES, "batch.jsonl"), "rb").read() * 2)
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+                      scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster):
         out = run_files([str(src)], ["prune", "sanitize", "cache-mark"], str(tmp_path / "out"))
     local = invoke(["-q", "run", "--pipeline", "prune,sanitize,cache-mark"], src.read_bytes())
     assert b"".join(open(p, "rb").read() for p in out) == local.stdout

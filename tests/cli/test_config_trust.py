@@ -115,3 +115,15 @@ def test_config_show_masks_the_api_key(tmp_path):
     assert table.status == as_json.status == 0
     assert "4f9a8b7c6d5e" not in table.stdout.decode() + as_json.stdout.decode()
     assert json.loads(as_json.stdout)["settings"]["auxiliary.compression.api_key"]["value"] == "sk-pro...6b5c"
+
+
+def test_the_shipped_example_config_in_the_working_directory_is_quiet(tmp_path, capsys):
+    """examples/hermesctx.yaml names the offline summarizer: nothing is redirected, nothing to say."""
+    from conftest import EXAMPLES
+
+    (tmp_path / "hermesctx.yaml").write_bytes((EXAMPLES / "hermesctx.yaml").read_bytes())
+    assert load_settings(None, env={}, cwd=str(tmp_path))["summarizer.name"] == "extractive"
+    assert capsys.readouterr().err == ""
+    (tmp_path / "hermesctx.yaml").write_text("summarizer:\n  name: openai\n")
+    load_settings(None, env={}, cwd=str(tmp_path))
+    assert "redirects the summarizer: summarizer.name=openai" in capsys.readouterr().err

@@ -96,9 +96,12 @@ def test_jobs_on_jsonl_with_blank_lines_and_pretty(tmp_path):
     raw = b"\n" + raw.replace(b"\n", b"\n\n")
     path = tmp_path / "b.jsonl"
     path.write_bytes(raw)
+    one = invoke(["-q", "run", "--pipeline", "prune,cache-mark", str(path)])
+    two = invoke(["-q", "run", "--pipeline", "prune,cache-mark", "--jobs", "3", str(path)])
+    assert one.status == two.status == 0 and one.stdout == two.stdout
     one = invoke(["-q", "run", "--pipeline", "prune,cache-mark", "--pretty", str(path)])
     two = invoke(["-q", "run", "--pipeline", "prune,cache-mark", "--pretty", "--jobs", "3", str(path)])
-    assert one.status == two.status == 0 and one.stdout == two.stdout
+    assert one.status == two.status == 2 and one.stderr == two.stderr  # --pretty: one document only
     r = invoke(["run", "--pipeline", "prune", "--jobs", "2", "--report", str(tmp_path / "r.jsonl"), str(path)])
     lines = [json.loads(x)["line"] for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert r.status == 0 and lines == [2, 4, 6, 8]  # the input's own line numbers

@@ -16,7 +16,7 @@ def command(shell, folder):
 
     \b
     Examples:
-        hermesctx completion bash > ~/.local/share/bash-completion/completions/hermesctx
+        hermesctx completion bash --install ~/.local/share/bash-completion/completions
         hermesctx completion zsh --install ~/.zfunc   # then fpath=(~/.zfunc $fpath) in ~/.zshrc
         hermesctx completion fish --install ~/.config/fish/completions
     """

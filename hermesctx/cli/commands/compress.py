@@ -35,10 +35,10 @@ def declare():
         \b
         Examples:
             hermesctx compress examples/coding-session.json --protect-last-n 6 --tail-tokens 400 > small.json
-            hermesctx compress --summarizer openai --summary-model gpt-4o-mini < session.json
-            hermesctx compress --summarizer openai --base-url http://localhost:11434/v1 --summary-model llama3.1 s.json
-            hermesctx compress --if-needed --model claude-sonnet-4-5 --jsonl < batch.jsonl > out.jsonl
-            hermesctx compress --archive .hermesctx/archive s.json | hermesctx compress --expand --archive .hermesctx/archive
+            hermesctx compress --summarizer openai --summary-model gpt-4o-mini < examples/coding-session.json
+            hermesctx compress --summarizer openai --base-url http://localhost:11434/v1 --summary-model llama3.1 examples/coding-session.json
+            hermesctx compress --if-needed --model claude-sonnet-4-5 --jsonl < examples/batch.jsonl > out.jsonl
+            hermesctx compress --archive .hermesctx/archive examples/coding-session.json | hermesctx compress --expand --archive .hermesctx/archive
         """
         return body(**params)
 

@@ -17,8 +17,8 @@ def command():
     \b
     Examples:
         hermesctx config show
-        hermesctx config show --config ~/.hermes/config.yaml --format json
-        hermesctx config check hermesctx.yaml
+        hermesctx config show --config examples/hermes-config.yaml --format json
+        hermesctx config check examples/hermesctx.yaml
     """
 
 
@@ -58,8 +58,8 @@ def check(file):
 
     \b
     Examples:
-        hermesctx config check hermesctx.yaml
-        hermesctx config check ~/.hermes/config.yaml && echo ok
+        hermesctx config check examples/hermesctx.yaml
+        hermesctx config check examples/hermes-config.yaml && echo ok
     """
     from hermesctx.pipeline import check_config
 

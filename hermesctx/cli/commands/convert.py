@@ -49,8 +49,8 @@ def declare():
         \b
         Examples:
             hermesctx convert --to anthropic examples/coding-session.json
-            hermesctx convert -v ~/.claude/projects/p/session.jsonl > session.json
-            hermesctx convert --from codex --to sharegpt rollout.jsonl
+            hermesctx convert -v examples/claude-code-session.jsonl > session.json
+            hermesctx convert --from codex --to sharegpt examples/codex-rollout.jsonl
             hermesctx convert --to openai --model gpt-4o examples/anthropic-session.json
         """
         return body(**params)

@@ -32,10 +32,10 @@ def declare():
         \b
         Examples:
             hermesctx estimate examples/coding-session.json --model claude-sonnet-4-5
-            hermesctx estimate --method rough --format table < session.json
+            hermesctx estimate --method rough --format table < examples/coding-session.json
             cat batch.jsonl | hermesctx estimate --check --model gpt-4o   # exit 1 if over
-            hermesctx estimate --tee session.json | hermesctx compress > out.json
-            hermesctx estimate ~/.claude/projects/p/session.jsonl   # + the usage the log recorded
+            hermesctx estimate --tee examples/coding-session.json | hermesctx compress > out.json
+            hermesctx estimate examples/claude-code-session.jsonl   # a Claude Code log: + the usage it recorded
         """
         return body(**params)
 

@@ -23,8 +23,8 @@ def command(archive, config_path):
 
     \b
     Examples:
-        hermesctx mcp --archive ~/.hermesctx/archive.sqlite
-        claude mcp add hermesctx -- hermesctx mcp --archive ~/.hermesctx/archive.sqlite
+        hermesctx mcp --archive a.sqlite
+        claude mcp add hermesctx -- hermesctx mcp --archive a.sqlite
     """
     from hermesctx.agent_tools import serve
 

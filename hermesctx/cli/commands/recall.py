@@ -47,9 +47,9 @@ def command(config_path, **params):
     \b
     Examples:
         hermesctx compress --archive a.sqlite examples/coding-session.json > small.json
-        hermesctx recall "src/app.py" --archive a.sqlite --format table
-        hermesctx recall "KeyError" --role tool --tool terminal --since 2026-01-01 --archive a.sqlite
-        hermesctx recall --expand hx-0123456789ab --archive a.sqlite | hermesctx estimate
+        hermesctx recall "src/budget.py" --archive a.sqlite --format table
+        hermesctx recall "AssertionError" --role tool --tool terminal --since 2026-01-01 --archive a.sqlite
+        hermesctx recall --expand hx-7e5426344a9f --archive a.sqlite | hermesctx estimate
         hermesctx recall --migrate .hermesctx/archive --archive a.sqlite
         hermesctx recall --stats --archive a.sqlite
         hermesctx recall --prune --keep-sessions 20 --before 2026-01-01 --archive a.sqlite

@@ -45,9 +45,9 @@ def command(logs, compare, min_gain, min_saving_usd, ttl, summary_model, clear_t
 
     \b
     Examples:
-        hermesctx replay ~/.claude/projects/p/SESSION.jsonl
-        hermesctx replay --compare none --compare hermes --compare gate rollout-*.jsonl
-        hermesctx replay --config my.yaml --format json SESSION.jsonl
+        hermesctx replay examples/claude-code-session.jsonl
+        hermesctx replay --compare none --compare hermes --compare gate examples/codex-*.jsonl
+        hermesctx replay --config examples/hermesctx.yaml --format json examples/claude-code-session.jsonl
     """
     from hermesctx import replay
 

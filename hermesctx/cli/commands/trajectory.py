@@ -43,9 +43,9 @@ def declare():
         \b
         Examples:
             hermesctx trajectory examples/trajectories.jsonl --target-max-tokens 300 > small.jsonl
-            hermesctx trajectory data.jsonl --summarizer openai --base-url http://localhost:8000/v1 \\
+            hermesctx trajectory examples/trajectories.jsonl --summarizer openai --base-url http://localhost:8000/v1 \\
                 --summary-model qwen2.5-7b -j 16 --metrics metrics.json > out.jsonl
-            hermesctx trajectory data.jsonl --summarizer anthropic --summary-model claude-haiku-4-5 > out.jsonl
+            hermesctx trajectory examples/trajectories.jsonl --summarizer anthropic --summary-model claude-haiku-4-5 > out.jsonl
         """
         return body(**params)
 

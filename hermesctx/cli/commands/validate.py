@@ -86,7 +86,7 @@ def declare():
             hermesctx sanitize tests/fixtures/sanitize/orphans.json | hermesctx validate
             hermesctx validate --jsonl --format json --strict < examples/batch.jsonl
             hermesctx validate --target anthropic examples/coding-session.json
-            hermesctx convert --to anthropic in.json | hermesctx validate --reference in.json
+            hermesctx convert --to anthropic examples/coding-session.json | hermesctx validate --reference examples/coding-session.json
         """
         return body(**params)
 
