@@ -935,6 +935,7 @@ class Progress:
         self.fd: int | None = None
         self.size = 0
         self.base = 0  # bytes of the files finished before the current one
+        self.pos = 0  # the current file's offset when last seen (its fd is closed by the end)
 
     @classmethod
     def start(cls, env: Env) -> Progress | _NoProgress:
@@ -950,7 +951,7 @@ class Progress:
         """The input file being read (its offset is how far we are)."""
         if self.fd is not None:
             self.base += self._position()
-        self.fd = fd
+        self.fd, self.pos = fd, 0
         import stat
 
         try:
@@ -960,10 +961,12 @@ class Progress:
             self.size = 0
 
     def _position(self) -> int:
-        try:
-            return os.lseek(self.fd, 0, os.SEEK_CUR) if self.fd is not None else 0
-        except OSError:
-            return 0
+        if self.fd is not None:
+            try:
+                self.pos = os.lseek(self.fd, 0, os.SEEK_CUR)
+            except OSError:  # (closed: what was read is the last offset seen)
+                pass
+        return self.pos
 
     def tick(self) -> None:
         import time
@@ -975,9 +978,9 @@ class Progress:
             self.env.stderr.write("\r" + self.line(now))
             self.env.stderr.flush()
 
-    def line(self, now: float) -> str:
+    def line(self, now: float, final: bool = False) -> str:
         elapsed = max(now - self.t0, 1e-6)
-        position = self._position()
+        position = self.pos if final else self._position()
         done = self.base + position
         text = f"{plural(self.count, 'transcript')}, {_amount(done)}, {_amount(done / elapsed)}/s"
         if self.size and position and self.size > position:
@@ -991,7 +994,7 @@ class Progress:
         if self.env.progress is self:
             self.env.progress = None
         if self.count:
-            self.env.stderr.write("\r" + self.line(time.monotonic()) + "\n")
+            self.env.stderr.write("\r" + self.line(time.monotonic(), final=True) + "\n")
             self.env.stderr.flush()
 
 

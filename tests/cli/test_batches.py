@@ -85,7 +85,9 @@ def test_progress_line_on_a_terminal(tmp_path, command):
     status, out, err = _tty_run([*command, str(EXAMPLES / "batch.jsonl")], tmp_path)
     assert status == 0
     last = err.rstrip("\n").split("\r")[-1]
-    assert last.startswith("4 transcripts, ") and " kB, " in last and "kB/s" in last  # (a small file: kB, not 0.0 MB)
+    assert last.startswith("4 transcripts, ") and " kB, " in last and "B/s" in last  # (a small file: kB, not 0.0 MB)
+    read = int(last.split(", ")[1].split()[0].replace(",", ""))
+    assert read == round((EXAMPLES / "batch.jsonl").stat().st_size / 1000)  # the last frame: what was read, not 0 kB
     quiet = _tty_run(["-q", *command, str(EXAMPLES / "batch.jsonl")], tmp_path)
     assert "transcripts, " not in quiet[2] and quiet[1] == out
 

@@ -156,6 +156,13 @@ def test_quick_start_is_two_commands_and_the_first_runs():
     proc = subprocess.run([exe, *shlex.split(command)[1:]], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "threshold" in proc.stdout and "claude-sonnet-4-5" in proc.stdout  # JSON: piped
+    # on a terminal it prints the table the README shows: its lines, in order ("..." for the rest)
+    table = subprocess.run([exe, *shlex.split(command)[1:], "--format", "table"], capture_output=True, text=True,
+                           cwd=ROOT).stdout.splitlines()
+    shown = text.split("```text", 1)[1].split("```", 1)[0].strip().splitlines()
+    at = 0
+    for line in (x for x in shown if x != "..."):
+        at = table.index(line, at) + 1  # ValueError: the README shows a line the command does not print
 
 
 def test_the_readme_is_short_and_its_links_lead_somewhere():
