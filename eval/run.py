@@ -284,8 +284,17 @@ def source_table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def correlation(rows: list[dict], key: str) -> str:
-    pairs = [(r[key], r["kept:compress"]) for r in rows if r.get(key) is not None and r["kept:compress"] is not None]
+MIN_PROBES_R = 10  # a transcript with fewer probes moves its kept fraction by 10+ points a probe: noise
+
+
+def _probes(r: dict) -> int:
+    return sum(r["compress"][c][1] for c in CATEGORIES)
+
+
+def correlation(rows: list[dict], key: str, min_probes: int = 0) -> str:
+    pairs = [(r[key], r["kept:compress"]) for r in rows
+             if r.get(key) is not None and r["kept:compress"] is not None
+             and (not min_probes or _probes(r) >= min_probes)]
     if len(pairs) < 3:
         return f"n/a ({len(pairs)} transcripts)"
     try:
@@ -313,9 +322,11 @@ def report(rows: list[dict], skipped: list[dict], split: str, holdout: list[str]
     out.append(f"issue 28, done when: {done_when(rows)}")
     over = sum(r["over_budget"] for r in rows)
     out.append(f"summaries over budget (report summary_budget): {over} of {len(rows)}")
-    out.append("drop_ledger survived/facts vs eval compress kept: "
-               + (correlation(rows, "ledger") if any("ledger" in r for r in rows)
-                  else "n/a (compress's report has no drop_ledger)"))
+    if any("ledger" in r for r in rows):
+        out.append(f"drop_ledger survived/facts vs eval compress kept: {correlation(rows, 'ledger', MIN_PROBES_R)} "
+                   f"with >= {MIN_PROBES_R} probes; {correlation(rows, 'ledger')} in all")
+    else:
+        out.append("drop_ledger survived/facts vs eval compress kept: n/a (compress's report has no drop_ledger)")
     if any(r.get("coverage") is not None for r in rows):
         out.append(f"summary_coverage (named/total) vs eval compress kept: {correlation(rows, 'coverage')}")
     out.append(f"long autonomous run (eval/fixtures.py autonomous): {long_run(args)}")

@@ -533,7 +533,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic,
                              cut_before=_cut_edits(messages, pruned, range(start)),
-                             cut_after=_cut_edits(messages, pruned, range(end, n)),
+                             cut_after=_cut_edits(messages, pruned, range(end, n)), after=messages[end:],
                              **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
                                             focus=topic, today=today))
     attempt = _summarize(request, turns, previous,
@@ -577,8 +577,8 @@ def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict,
               "tokens_before": before_tokens, "tokens_after": after_tokens, "summary_budget": attempt["budget"],
               "focus": attempt["focus"]}
     # the facts of the compacted region that survive nowhere in the output (D16)
-    report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path"))
-                                        if note else None)
+    report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path")) if note else None,
+                                        kept=messages[:start] + messages[end:], after=messages[end:])
     if usage:
         report["summary_usage"] = usage
     if after_tokens >= before_tokens:

@@ -60,6 +60,7 @@ class SummaryRequest:
     # the kept turns whose call arguments prune cut, before and after the middle: their files' states
     cut_before: list = field(default_factory=list)
     cut_after: list = field(default_factory=list)
+    after: list = field(default_factory=list)  # the turns kept after the middle, as the agent wrote them
     # the live prefix: the whole transcript as the agent sends it (unpruned), for a provider
     # summarizer to send as the cached start of its request (the agent's last request wrote that
     # cache) followed by ``instruction`` as the last user message; the summary replaces

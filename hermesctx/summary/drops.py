@@ -42,17 +42,11 @@ def _probe(text: str) -> str:
     return text[:PROBE_CHARS]
 
 
-def facts(turns: list) -> list[tuple[str, str]]:
-    """The region's facts, ``(kind, text)``, each once."""
-    led = extract(turns)
+def facts(turns: list, after: list = ()) -> list[tuple[str, str]]:
+    """The region's facts, ``(kind, text)``, each once (``after``: the turns kept after it)."""
+    led = extract(turns, after)
     found: list[tuple[str, str]] = []
-    for e in led.errors.values():
-        line = e.text.split(": ", 1)[1] if e.text.startswith("exit ") and ": " in e.text else e.text
-        found.append(("error", line))
-    for c in led.commands.values():
-        found += [("outcome", x) for x in c.outcome_lines]
-        if c.failure_line:
-            found.append(("error", c.failure_line))
+    found += led.seen  # every failure's key line, every run's outcome lines
     found += [("value", line) for _, line in led.facts]
     for f in led.files.values():
         if f.added:
@@ -88,11 +82,16 @@ def output_text(messages: list) -> str:
     return folded("\n".join(parts))
 
 
-def drop_ledger(turns: list, output: list, archive: Any = None) -> dict:
+def drop_ledger(turns: list, output: list, archive: Any = None, kept: list | None = None, after: list = ()) -> dict:
     """``{"facts": N, "survived": K, "lost": [...]}`` for the region ``turns`` compacted into
     ``output``; each lost fact names its kind and text, and ``archive`` (a span id or a file)
-    when the compacted turns are archived there."""
-    region = facts(turns)
+    when the compacted turns are archived there. A fact the turns ``kept`` around the region say
+    too (the original head and tail) is not counted: it was never at risk. ``after``: the
+    original turns after the region (a value they use is one a later turn uses)."""
+    region = facts(turns, after)
+    if kept:
+        around = output_text(kept)
+        region = [(kind, fact) for kind, fact in region if _probe(fact) not in around]
     text = output_text(output)
     lost = []
     for kind, fact in region:

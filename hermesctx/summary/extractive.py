@@ -429,7 +429,7 @@ class ExtractiveSummarizer:
         self.item_ratio = ITEM_RATIO if item_ratio is None else item_ratio
 
     def summarize(self, request: SummaryRequest) -> str:
-        led = extract(request.turns)
+        led = extract(request.turns, request.after)
         _add_cut_files(led, request.cut_before, later=False)
         _add_cut_files(led, request.cut_after, later=True)
         previous = _sections(request.previous_summary)

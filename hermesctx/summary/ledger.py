@@ -74,22 +74,28 @@ _WEAK_ERROR_LINE = lazyre.compile(r"\b(failed|failure|invalid|traceback)\b", laz
 _NOISE_LINE = lazyre.compile(r"^(Command:|Chunk ID:|Wall time:|Process exited|Original token count:|Output:|"
                          r"Exit code|<returncode>|</?output>|\[\.\.\. omitted|Total output lines:)", lazyre.I)
 # commands that only show what is there: what they print is content (values), not an outcome
-READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat|head|tail|less|ls|ll|tree|grep|rg|ag|find|fd|wc|nl|"
-                           r"file|stat|pwd|echo|which|type|git (?:show|diff|status|log|branch|grep|blame|ls-files)|"
-                           r"awk|jq|bat|du|env|printenv)\b")
+READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat(?!\s[^|;&]*>)|head|tail|less|ls|ll|tree|grep|rg|ag|find|fd|"
+                           r"wc|nl|file|stat|pwd|echo|which|type|git (?:show|diff|status|log|branch|grep|blame|ls-files)|"
+                           r"awk|jq|bat|du|env|printenv|Get-Content|Get-ChildItem|Select-String|gc|dir)\b", lazyre.I)
 _TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
 # what a command's output says of its outcome: counts, versions, summaries
 _OUTCOME_LINE = lazyre.compile(
-    r"\b\d+ (?:passed|failed|errors?|skipped|(?:doc)?tests?|failures?|files? changed|insertions?|deletions?|"
-    r"warnings?|problems?|packages?|modules?|rows?|matches|lines?|vulnerabilit(?:y|ies))\b|\bRan \d+ tests?\b|"
-    r"^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|\bfound \d+\b|"
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|(?:doc)?tests?|examples?|failures?|files? changed|"
+    r"insertions?|deletions?|warnings?|problems?|packages?|modules?|rows?|matches|lines?|pages|files?|"
+    r"vulnerabilit(?:y|ies))\b|\bRan \d+ tests?\b|\bTests?:\s+\d+|\bTest (?:Suites|Files)\b|"
+    r"^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|\bBuild (?:succeeded|failed|complete)|\bfound \d+\b|"
     r"\b(?:Successfully|Compiled|Built|Finished|Done in|Installed|Created|Updated|Deleted)\b|"
-    r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\bexit(?:ed)? (?:code|status)\b", lazyre.I)
-# a value that a later turn may use: a number of three or more digits, a dotted version, a word with digits
-_VALUE = lazyre.compile(r"(?<![\w.])(?:\d[\d_,.:]*\d\w*|[A-Za-z_][\w-]*\d[\w.-]*)(?![\w])")
-_SETTING = lazyre.compile(r"""^\s*["']?[\w.-]+["']?\s*[:=]\s*(.{3,})$""")
-_WORD = lazyre.compile(r"[A-Za-z_][\w.-]{3,}")
-_PLAIN_VALUES = {"true", "false", "null", "none", "string", "number", "object", "array", "default"}
+    r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\b\d+\.\d+\.\d+\b|\bexit(?:ed)? (?:code|status)\b|"
+    r"\btimed? ?out\b|\bTimeout\b", lazyre.I)
+# a setting: one `key: value` / `key = value` per line (a list item's or a JSON line's too)
+_SETTING = lazyre.compile(r"""^(?:[-*]\s+|\{\s*)?["']?[A-Za-z_][\w.-]{1,40}["']?\s*[:=]\s*\S""")
+# one pair of such a line: its value, quoted or up to the next separator
+_PAIR = lazyre.compile(r"""["']?[A-Za-z_][\w.-]{1,40}["']?\s*[:=]\s*("[^"\n]{1,60}"|'[^'\n]{1,60}'|[^\s,;}\])]{1,60})""")
+_TOKEN = lazyre.compile(r"[\w%-]+(?:\.[\w%-]+)*")  # a word of a value: `1px`, `0.6`, `gpt-4o-mini`, `50%`
+_NAME_PUNCT = lazyre.compile(r"\w[-_./:@]\w")  # `gpt-4o-mini`, `pkg.module`, `host:port`
+VALUES_KEPT = 3  # settings kept per result
+_PLAIN_VALUES = {"true", "false", "null", "none", "string", "number", "object", "array", "default", "undefined",
+                 "yes", "no", "nil", "boolean", "self", "this", "return", "const", "function"}
 _LINE_NUMBER = lazyre.compile(r"^\s*\d+(?:→|\t|:(?=\S))\s*|^[\w./-]+:\d+:")
 _TESTS = lazyre.compile(r"\b\d+ (?:passed|failed)\b[^\n\"=]*|\b\d+ tests?, \d+ failures?\b[^\n\"=]*", lazyre.I)
 _URL = lazyre.compile(r"https?://[^\s`'\"<>)\]]+")
@@ -98,15 +104,18 @@ _PATH = lazyre.compile(r"(?<![\w/.:\[\]()-])(?:~/|/|\./)?(?:[\w.@\[\]()-]+/)+[\w
                    r"ipynb|css|html|sql|cfg|ini|lock)\b")
 _PATCH_FILE = lazyre.compile(r"^\*\*\* (Update|Add|Delete) File: (.+)$", lazyre.M)
 _FENCE = lazyre.compile(r"```[\w-]*\n(.*?)```", lazyre.S)
-_DECISION = lazyre.compile(r"\b(I(?:'ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
+_DECISION = lazyre.compile(r"\b(I(?:['’]ll| will) use|decided|decide to|going with|instead of|chose|choose|switch(?:ed)? to|"
                        r"the (?:root )?cause|the fix (?:is|was)|because|so that|rather than|opted|the (?:real )?"
                        r"(?:issue|problem|bug|culprit) (?:is|was)|this means|which means|turns out|caused by|"
                        r"the reason|fails? (?:because|since|when)|due to|requires?|should be|needs? to be|"
-                       r"(?:a |the )?(?:different|another|better) approach|since|expects?|so (?:I'll|I will|we))\b",
+                       r"(?:a |the )?(?:different|another|better) approach|since|expects?|so (?:I['’]ll|I will|we)|the solution|"
+                       r"which is why|that['’]s why|(?:won['’]t|doesn['’]t|didn['’]t|does not|did not) work)\b",
                        lazyre.I)
-_CONSTRAINT = lazyre.compile(r"\b(always|never|don't|do not|must|should not|shouldn't|please use|make sure|only use|"
-                         r"prefer|avoid)\b", lazyre.I)
-_NEXT = lazyre.compile(r"\b(next,? I(?:'ll| will)|now I(?:'ll| will)| let me|I(?:'ll| will) now|next step)\b", lazyre.I)
+_CONSTRAINT = lazyre.compile(r"\b(always|never|don['’]?t|do not|must|should|shouldn['’]?t|please use|make sure|ensure|only|"
+                         r"prefer|avoid|keep|without|instead|not allowed|no need|at least|at most)\b", lazyre.I)
+CONSTRAINTS_PER_ASK = 5  # a pasted spec is not twenty constraints: the first ones of each ask
+_NEXT = lazyre.compile(r"\b(next|I(?:['’]ll| will)|let me|let['’]s|now I|going to|then I|remaining|still need|need to)\b",
+                      lazyre.I)
 _SENTENCE = lazyre.compile(r"(?<=[.!?])\s+|\n+")
 _INJECTED = lazyre.compile(
     r"^\s*(?:<(?:task-notification|command-name|command-message|command-args|local-command-stdout|"
@@ -226,12 +235,6 @@ def outcome_lines(result: str, limit: int = 3) -> list[str]:
     return list(dict.fromkeys(found[-limit:]))
 
 
-def values(text: str) -> set:
-    """The value-like words of a text (numbers of three or more characters, versions, identifiers
-    with digits): short numbers such as line numbers and counts under 100 say too little."""
-    return {v for v in _VALUE.findall(text) if len(v) >= 3}
-
-
 ADDED_CHARS = 1200  # at most this much of a change's added text is kept (whole when shorter)
 OUTCOMES_KEPT = 4  # distinct outcome lines kept per command, over its runs
 _TRIVIAL = lazyre.compile(r"^[\s{}()\[\];,.:'\"`<>/*#=+-]*$")
@@ -326,6 +329,9 @@ class Ledgers:
     facts: list = field(default_factory=list)  # (position, line): values read that a later turn uses
     tried: list = field(default_factory=list)  # (key, failure lines, what then worked, position)
     pending: dict = field(default_factory=dict)  # key -> the failure lines since its last success
+    # every failure's key line and every run's outcome lines as they came, (kind, text): the drop
+    # ledger counts them all, where the command ledger keeps the first failure and the latest outcomes
+    seen: list = field(default_factory=list)
 
     def file(self, path: str, step: int) -> FileEntry:
         path = path.strip().strip("`'\"")
@@ -376,22 +382,29 @@ def _patch_files(text: str, ledgers: Ledgers, step: int, bad: bool = False, fail
     return bool(found)
 
 
-def _value_lines(ledgers: Ledgers, result: str, step: int, later: dict, limit: int = 3) -> None:
-    """The lines of a result holding a value that a later turn uses (the assistant's text or a later
-    call names it): the values read, kept as the lines that say them."""
-    scored = []
+def _value_lines(ledgers: Ledgers, result: str, step: int, later: dict, limit: int = VALUES_KEPT) -> None:
+    """The settings a result shows whose value a later turn uses (the assistant's text or a later call
+    names it): lines of ``key: value`` / ``key = value`` pairs (configuration, YAML, env, JSON), a
+    value holding a figure or a quoted name (``"timeout": 15000``, ``model = "gpt-4o-mini"``); the
+    first ``limit`` such lines of the result, in its order, kept whole."""
+    kept = 0
     for line in _lines(result[:30000])[:400]:
-        line = _LINE_NUMBER.sub("", line)  # `cat -n`, Read and grep -n prefixes
-        if 6 <= len(line) <= 240:
-            found = values(line)
-            setting = _SETTING.match(line)  # `key: value`: its value's words count too
-            if setting:
-                found |= {w for w in _WORD.findall(setting.group(1)) if w.lower() not in _PLAIN_VALUES}
-            used = [v for v in found if later.get(v, -1) > step]
-            if used:
-                scored.append((max(map(len, used)), line))
-    for _, line in sorted(scored, key=lambda x: -x[0])[:limit]:
-        ledgers.facts.append((step, line))
+        line = _LINE_NUMBER.sub("", line).strip()  # `cat -n`, Read and grep -n prefixes
+        if not 6 <= len(line) <= 160 or not _SETTING.match(line):
+            continue
+        for pair in _PAIR.finditer(line):
+            raw = pair.group(1)
+            value = raw.strip("\"'`")
+            if (len(value) < 3 or value.lower() in _PLAIN_VALUES or "{{" in value or "${" in value
+                    or not (any(ch.isdigit() for ch in value) or (raw[:1] in "\"'" and _NAME_PUNCT.search(value)))):
+                continue
+            words = _TOKEN.findall(value)  # the value itself is used: each of its words later
+            if words and all(later.get(w, -1) > step for w in words):
+                ledgers.facts.append((step, line))
+                kept += 1
+                break
+        if kept >= limit:
+            return
 
 
 def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict | None, step: int,
@@ -409,6 +422,9 @@ def _record_call(ledgers: Ledgers, name: str, args: dict, result: str, msg: dict
 
     def failure() -> str:  # the key line of this failed call
         return one_line(error_line(redacted()), 300)
+
+    if bad and result:
+        ledgers.seen.append(("error", failure()))
 
     if kind in (READ, WRITE, CREATE, DELETE) and path:
         entry = ledgers.file(path, step)
@@ -499,6 +515,7 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
     if test_line:
         ledgers.tests.append(test_line)
     said = [one_line(x, 300) for x in outcome_lines(redacted())] if result and not READ_ONLY.match(command) else []
+    ledgers.seen += [("outcome", x) for x in said]
     # each run's outcome (a timing, a count; a failed run's counts too) may differ: the distinct ones, the latest last
     entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
     if bad:
@@ -535,11 +552,13 @@ def foreign_summary(text: str) -> bool:
     return bool(_FOREIGN_SUMMARY.match(text)) or is_summary_content(text)
 
 
-def extract(turns: list) -> Ledgers:
-    """The ledgers of ``turns``: one pass, linear in the messages (dicts and sets, no list scans)."""
+def extract(turns: list, after: list = ()) -> Ledgers:
+    """The ledgers of ``turns``: one pass, linear in the messages (dicts and sets, no list scans).
+    ``after``: the turns that follow them (kept after a compacted region), whose uses of a value
+    count as later uses too."""
     led = Ledgers()
     n = len(turns)
-    later = _later_uses(turns)
+    later = _later_uses([*turns, *after])
     i = 0
     pending_text_command: tuple[str, int] | None = None
     while i < n:
@@ -613,7 +632,7 @@ def extract(turns: list) -> Ledgers:
             elif stripped and is_real_user_message(msg) and not injected(stripped):
                 clean = redact(stripped)
                 led.asks.append((i, clean, False))
-                led.constraints += _sentences(clean, _CONSTRAINT)
+                led.constraints += _sentences(clean, _CONSTRAINT)[:CONSTRAINTS_PER_ASK]
                 for url in _URL.findall(clean):
                     led.urls.append(url.rstrip(".,;:"))
         elif role == "system" and is_summary_content(msg.get("content")):
@@ -623,8 +642,8 @@ def extract(turns: list) -> Ledgers:
 
 
 def _later_uses(turns: list) -> dict:
-    """Each value word (:func:`values`) of the assistant's text and calls, with the last position that
-    names it: a value read at an earlier position is one a later turn uses."""
+    """Each word (``_TOKEN``: `1px`, `0.6`, `gpt-4o-mini`) of the assistant's text and calls, with the
+    last position that names it: a value read at an earlier position is one a later turn uses."""
     last: dict = {}
     for i, msg in enumerate(turns):
         if not isinstance(msg, dict) or msg.get("role") != "assistant":
@@ -635,7 +654,7 @@ def _later_uses(turns: list) -> dict:
                 arguments = tc["function"].get("arguments")
                 parts.append(arguments if isinstance(arguments, str) else str(arguments))
         text = "\n".join(parts)[:50000]
-        for value in values(text) | set(_WORD.findall(text)):
+        for value in set(_TOKEN.findall(text)):
             last[value] = i
     return last
 

@@ -131,6 +131,11 @@ def test_correlation_line(ev):
     assert ev.run.correlation(rows[:2], "ledger") == "n/a (2 transcripts)"
     flat = [{"ledger": 1.0, "kept:compress": k} for k in (0.2, 0.5, 0.7)]  # summary_coverage on main: 100 %
     assert ev.run.correlation(flat, "ledger") == "n/a (the report's figure is 100 % on all 3 transcripts)"
+    # with a floor on probes, a transcript with too few probes to move by less than 10 points is left out
+    counts = {c: (0, 0) for c in ev.probes.CATEGORIES}
+    sized = [{**r, "compress": {**counts, "facts": (1, n)}} for r, n in zip(rows, (3, 12, 10, 40))]
+    assert ev.run.correlation(sized, "ledger", 10) == "r = 1.00 over 3 transcripts"
+    assert ev.run.correlation(sized, "ledger", 20) == "n/a (1 transcripts)"
 
 
 def test_every_system_at_the_same_cut(ev):

@@ -475,3 +475,77 @@ def test_under_a_tight_budget_a_files_final_state_keeps_its_most_distinctive_lin
     shorts = [line for line in out.splitlines() if "last change added: retry_policy_" in line]
     assert len(shorts) >= 3
     assert all("RetryPolicy(attempts=" in line for line in shorts)  # the longest added line, not the first
+
+
+def test_settings_whose_value_a_later_turn_uses_are_the_values_kept():
+    """Issue 28: values read from files that later turns use, as the `key: value` lines that say
+    them; a line whose value nobody uses again, or an HTML line, is no fact."""
+    css = "\n".join(["body {", "  border: 1px solid #ddd;", "  opacity: 0.6;", "  color: red;", "}",
+                     '<div class="card shadow-lg p-4">', "  max-width: 40ch;", "  z-index: 999;",
+                     "  padding: 56px;", "  margin: 12px;"])
+    turns = [{"role": "user", "content": "Make the card look lighter."},
+             assistant("", call("a", "Bash", {"command": "cat src/card.css"})), tool("a", css),
+             assistant("", call("b", "Bash", {"command": "rg -n timeout config/"})),
+             tool("b", 'config/app.yml:3: request_timeout: 15000\nconfig/app.yml:4: model = "gpt-4o-mini"'),
+             {"role": "assistant", "content": "The card uses opacity 0.6 and a 1px border; z-index 999 and "
+                                              "padding 56px stay, and margin 12px too. 15000 ms is the timeout "
+                                              "for gpt-4o-mini. The card shadow-lg stays."}]
+    led = extract(turns)
+    values = [line for _, line in led.facts]
+    # the first three settings of a result whose whole value is used later, in the result's order
+    assert values[:3] == ["border: 1px solid #ddd;", "opacity: 0.6;", "z-index: 999;"]
+    assert "request_timeout: 15000" in values and 'model = "gpt-4o-mini"' in values  # grep -n prefix left out
+    assert not any("color" in v or "class=" in v or "max-width" in v for v in values)  # unused, markup
+    out = summarize(turns)
+    assert all(v in out for v in values)
+    assert {("value", v) for v in values} <= set(facts(turns))
+
+
+def test_a_value_used_only_after_the_region_counts_as_used():
+    turns = [{"role": "user", "content": "Which port does the API use?"},
+             assistant("", call("a", "Bash", {"command": "cat .env"})), tool("a", "API_PORT=8081\nDEBUG=1")]
+    assert extract(turns).facts == []  # nothing in the region uses it again
+    after = [{"role": "assistant", "content": "I'll point the client at 8081."}]
+    assert [line for _, line in extract(turns, after).facts] == ["API_PORT=8081"]
+    assert ("value", "API_PORT=8081") in facts(turns, after)
+
+
+def test_the_drop_ledger_counts_every_runs_outcome_and_failure_but_not_what_kept_turns_say():
+    turns = [{"role": "user", "content": "Get the test suite green."}]
+    for k, out in enumerate(["FAILED tests/test_a.py::test_x - AssertionError: 3 != 4\n1 failed, 9 passed",
+                             "FAILED tests/test_b.py::test_y - KeyError: 'id'\n1 failed, 9 passed",
+                             "10 passed in 0.4s"]):
+        code = "1" if "failed" in out else "0"
+        turns += [assistant("", call(f"c{k}", "Bash", {"command": "pytest -q"})), tool(f"c{k}", f"Exit code {code}\n{out}")]
+    found = facts(turns)
+    errors = [t for kind, t in found if kind == "error"]
+    assert any("3 != 4" in e for e in errors) and any("KeyError" in e for e in errors)  # both failures, not the first
+    assert ("outcome", "10 passed in 0.4s") in found
+    summary = [{"role": "user", "content": "## Completed Actions\n1. RUN `pytest -q` — exit 0: `10 passed in 0.4s`"}]
+    ledger = drop_ledger(turns, summary)
+    assert ledger["survived"] == 1 and ledger["facts"] == len(found)
+    # a fact the kept turns hold too was never at risk: it is not counted
+    tail = [{"role": "assistant", "content": "The log said: FAILED tests/test_b.py::test_y - KeyError: 'id'"}]
+    around = drop_ledger(turns, summary + tail, kept=tail)
+    assert around["facts"] == ledger["facts"] - 1 and around["survived"] == 1
+
+
+def test_powershell_reads_print_content_not_outcomes():
+    turns = [{"role": "user", "content": "Check the web package versions."},
+             assistant("", call("a", "shell_command", {"command": "Get-Content web\\package.json"})),
+             tool("a", 'Exit code: 0\nOutput:\n{\n  "vite": "^7.2.0",\n  "typescript": "~6.0.2"\n}'),
+             assistant("", call("b", "shell_command", {"command": "npm ci"})),
+             tool("b", "Exit code: 0\nOutput:\nadded 212 packages in 4s")]
+    led = extract(turns)
+    assert [c.outcome_lines for c in led.commands.values()] == [[], ["added 212 packages in 4s"]]
+
+
+def test_constraints_take_the_first_five_sentences_of_an_ask_and_next_steps_any_cue():
+    spec = " ".join(f"Rule {k}: the API must return code {k}." for k in range(12))
+    turns = [{"role": "user", "content": "Keep the design intact. " + spec},
+             {"role": "assistant", "content": "Done with the routes. Let me fix both tests next."}]
+    led = extract(turns)
+    assert led.constraints[0] == "Keep the design intact." and len(led.constraints) == 5
+    assert led.next_step == "Let me fix both tests next."
+    curly = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "I’ll wire the form into App.tsx."}]
+    assert extract(curly).next_step == "I’ll wire the form into App.tsx."
