@@ -135,6 +135,10 @@ class Folder:
         self._reasoning: list[str] = []
         self._server: list[str] = []  # server-side items waiting for the assistant's reply
         self._open: dict | None = None  # the assistant message collecting calls
+        # a message that came between calls and their outputs (Codex writes a developer message
+        # there): held until the outputs are in, so no call is parted from its result
+        self._pending: set = set()
+        self._held: list[dict] = []
 
     def drain(self) -> list[dict]:
         """The messages that are complete (all but an assistant message still collecting
@@ -151,19 +155,22 @@ class Folder:
             kind = "message"
         if kind is not None and not isinstance(kind, str):
             raise InputError(f"an item's type is {type(kind).__name__}, not a string")
+        role = item.get("role", "user") if kind == "message" else None
+        if kind not in _OUTPUTS and kind not in _CALLS and (role is None or role == "assistant"):
+            self._release()  # the next step: what was held comes before it, unanswered calls stay so
         if kind == "message":
-            role = item.get("role", "user")
             if role == "developer":
                 role = "system"
             msg: dict = {"role": role, "content": _parts(item.get("content"), self.lost)}
-            if role != "assistant":
-                self._flush_server()
             if role == "assistant":
                 self._attach_server(msg)
                 self._attach_reasoning(msg)
                 self.messages.append(msg)
                 self._open = msg
+            elif self._pending:
+                self._held.append(msg)
             else:
+                self._flush_server()
                 self.messages.append(msg)
                 self._open = None
         elif kind == "reasoning":
@@ -199,6 +206,7 @@ class Folder:
                 self.messages.append(msg)
                 self._open = msg
             self._open.setdefault("tool_calls", []).append(call)
+            self._pending.add(call["id"])
         elif kind in _OUTPUTS:
             self._flush_server()
             output = item.get("output", "")
@@ -208,6 +216,9 @@ class Folder:
                                   "content": _parts(output, self.lost)})
             if self._open is not None:
                 self._open = None
+            self._pending.discard(item.get("call_id", ""))
+            if not self._pending:
+                self._release()
         elif kind in SERVER_ITEMS:
             self._server.append(server_side_text(item))
             bump(self.lost, "server-side tool items" + AS_TEXT)
@@ -229,6 +240,14 @@ class Folder:
             self._open = None  # (what follows is never merged into it)
         else:
             bump(self.lost, f"{kind} items")
+
+    def _release(self) -> None:
+        """The held messages, after the outputs they came between (or before the next step)."""
+        if self._held:
+            self.messages += self._held
+            self._held = []
+            self._open = None
+        self._pending = set()
 
     def _attach_server(self, msg: dict) -> None:
         """Server-side items before an assistant reply open its text."""
@@ -268,6 +287,7 @@ class Folder:
     def finish(self) -> list[dict]:
         """The remaining messages (a reasoning item with no reply after it becomes an empty
         assistant message holding it)."""
+        self._release()
         self._flush_server()
         self._attach_reasoning_alone()
         self._open = None

@@ -500,6 +500,7 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
     # loop starts without it)
     from hermesctx.stages.prune import prune_messages
     from hermesctx.summary import SummaryRequest
+    from hermesctx.summary.ledger import extract
     from hermesctx.summary.prompt import auto_focus_topic, build_prompt, live_request, serialize_turns
 
     pruned, prune_report = prune_messages(messages, protect_tail_count=protect_last_n,
@@ -529,9 +530,11 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     topic = focus or auto_focus_topic(pruned)
     budget = summary_budget(tokens.rough_messages(turns), max_summary_tokens)
+    original = middle(messages)
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
-                             budget_tokens=budget, turns=middle(messages), previous_summary=previous, focus=topic,
+                             budget_tokens=budget, turns=original, previous_summary=previous, focus=topic,
+                             ledgers=extract(original, messages[end:]),
                              cut_before=_cut_edits(messages, pruned, range(start)),
                              cut_after=_cut_edits(messages, pruned, range(end, n)), after=messages[end:],
                              **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
@@ -555,11 +558,11 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
         note = archive.note(messages, **compaction)
         out = _note_archive(out, note)
     attempt.update(budget=budget, focus=topic)  # (what it was asked for: said in the report)
-    return _measured(messages, out, base, request.turns, attempt, compaction, archive, note, stripped)
+    return _measured(messages, out, base, request.turns, attempt, compaction, archive, note, stripped, request.ledgers)
 
 
 def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict, compaction: dict, archive,
-              note: dict | None, stripped: int) -> tuple[list, dict]:
+              note: dict | None, stripped: int, ledgers=None) -> tuple[list, dict]:
     """The report of a compaction (Hermes's lines, the drop ledger, warnings), and the input kept
     instead when the output would not be smaller."""
     from hermesctx.summary.drops import drop_ledger
@@ -578,7 +581,7 @@ def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict,
               "focus": attempt["focus"]}
     # the facts of the compacted region that survive nowhere in the output (D16)
     report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path")) if note else None,
-                                        kept=messages[:start] + messages[end:], after=messages[end:])
+                                        kept=messages[:start] + messages[end:], ledgers=ledgers)
     if usage:
         report["summary_usage"] = usage
     if after_tokens >= before_tokens:

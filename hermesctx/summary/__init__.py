@@ -61,6 +61,9 @@ class SummaryRequest:
     cut_before: list = field(default_factory=list)
     cut_after: list = field(default_factory=list)
     after: list = field(default_factory=list)  # the turns kept after the middle, as the agent wrote them
+    # the ledgers of ``turns`` (summary.ledger.extract), when the caller extracted them already:
+    # compress extracts once for the extractive summary and the drop ledger; never mutated
+    ledgers: Any = None
     # the live prefix: the whole transcript as the agent sends it (unpruned), for a provider
     # summarizer to send as the cached start of its request (the agent's last request wrote that
     # cache) followed by ``instruction`` as the last user message; the summary replaces

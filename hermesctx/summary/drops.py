@@ -20,7 +20,7 @@ found anywhere in the output: a message's text or a tool call's arguments. The f
 from __future__ import annotations
 
 from hermesctx.messages import calls_of
-from hermesctx.summary.ledger import extract, longest, one_line, plain
+from hermesctx.summary.ledger import Ledgers, extract, longest, one_line, plain
 from hermesctx.summary.text import folded, text_view
 
 TYPE_CHECKING = False
@@ -42,9 +42,10 @@ def _probe(text: str) -> str:
     return text[:PROBE_CHARS]
 
 
-def facts(turns: list, after: list = ()) -> list[tuple[str, str]]:
-    """The region's facts, ``(kind, text)``, each once (``after``: the turns kept after it)."""
-    led = extract(turns, after)
+def facts(turns: list, after: list = (), ledgers: Ledgers | None = None) -> list[tuple[str, str]]:
+    """The region's facts, ``(kind, text)``, each once (``after``: the turns kept after it;
+    ``ledgers``: the turns' ledgers when they were extracted already)."""
+    led = ledgers if ledgers is not None else extract(turns, after)
     found: list[tuple[str, str]] = []
     found += led.seen  # every failure's key line, every run's outcome lines
     found += [("value", line) for _, line in led.facts]
@@ -82,13 +83,15 @@ def output_text(messages: list) -> str:
     return folded("\n".join(parts))
 
 
-def drop_ledger(turns: list, output: list, archive: Any = None, kept: list | None = None, after: list = ()) -> dict:
+def drop_ledger(turns: list, output: list, archive: Any = None, kept: list | None = None, after: list = (),
+                ledgers: Ledgers | None = None) -> dict:
     """``{"facts": N, "survived": K, "lost": [...]}`` for the region ``turns`` compacted into
     ``output``; each lost fact names its kind and text, and ``archive`` (a span id or a file)
     when the compacted turns are archived there. A fact the turns ``kept`` around the region say
     too (the original head and tail) is not counted: it was never at risk. ``after``: the
-    original turns after the region (a value they use is one a later turn uses)."""
-    region = facts(turns, after)
+    original turns after the region (a value they use is one a later turn uses); ``ledgers``: the
+    region's, when they were extracted already (``extract(turns, after)``)."""
+    region = facts(turns, after, ledgers)
     if kept:
         around = output_text(kept)
         region = [(kind, fact) for kind, fact in region if _probe(fact) not in around]

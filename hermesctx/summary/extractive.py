@@ -429,7 +429,8 @@ class ExtractiveSummarizer:
         self.item_ratio = ITEM_RATIO if item_ratio is None else item_ratio
 
     def summarize(self, request: SummaryRequest) -> str:
-        led = extract(request.turns, request.after)
+        led = request.ledgers if request.ledgers is not None else extract(request.turns, request.after)
+        led = replace(led, files=dict(led.files))  # (the cut files are added to a copy: the ledgers are shared)
         _add_cut_files(led, request.cut_before, later=False)
         _add_cut_files(led, request.cut_after, later=True)
         previous = _sections(request.previous_summary)

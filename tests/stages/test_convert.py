@@ -293,6 +293,30 @@ def test_codex_legacy_compaction_keeps_recent_user_messages():
     assert [m["content"] for m in wire] == ["premier\n\nle résumé\n\nsuite"]
 
 
+def test_codex_developer_message_between_a_call_and_its_output_keeps_the_pair():
+    """Codex 0.135 writes a developer message (a thread goal update) after a call and before its
+    output: it comes after the output, so the call keeps its result (snapmed-pharmacv's rollout)."""
+    def item(payload):
+        return {"timestamp": "t", "type": "response_item", "payload": payload}
+
+    lines = [
+        {"timestamp": "t", "type": "session_meta", "payload": {"id": "x", "timestamp": "t", "cwd": "/"}},
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "check CORS"}]}),
+        item({"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"curl -i x"}'}),
+        item({"type": "function_call", "call_id": "c2", "name": "exec_command", "arguments": '{"cmd":"curl -i y"}'}),
+        item({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "goal updated"}]}),
+        {"timestamp": "t", "type": "event_msg", "payload": {"type": "thread_goal_updated"}},
+        item({"type": "function_call_output", "call_id": "c1", "output": "HTTP/1.1 200 OK"}),
+        item({"type": "function_call_output", "call_id": "c2", "output": "HTTP/1.1 204 No Content"}),
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Both pass."}]}),
+    ]
+    (doc,) = read("".join(json.dumps(v) + "\n" for v in lines))
+    msgs = doc["messages"]
+    assert roles(msgs) == ["user", "assistant", "tool", "tool", "system", "assistant"]
+    assert [m["tool_call_id"] for m in msgs if m["role"] == "tool"] == ["c1", "c2"]
+    assert msgs[4]["content"] == "goal updated" and is_valid_openai(msgs)
+
+
 def test_codex_legacy_layout():
     msgs = messages_of(CODEX_LEGACY)
     assert roles(msgs) == ["system", "user", "assistant", "tool", "assistant"]
