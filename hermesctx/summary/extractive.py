@@ -190,7 +190,7 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
             text += f"; last change: {f.change}"
         if f.size and not f.edits:
             text += f"; {f.size}"
-        add(FILES, text, (6 if f.added else 2) if f.edits else -2, key=f.path, recency=f.last,
+        add(FILES, text, (6 if f.added else 2) if f.edits else -6, key=f.path, recency=f.last,
             short=short or f"- `{f.path}` — {status}")
     for c in led.commands.values():
         said_lines = [x for x in c.outcome_lines if x]
