@@ -213,19 +213,29 @@ def plain(result: str) -> str:
 
 def _lines(result: str) -> list[str]:
     """A result's meaningful lines: its text fields, tags and wrapper lines (exit code, wall time) left out."""
-    lines = [ln.strip() for ln in _TAGS.sub("", plain(result)).splitlines()]
-    return [ln for ln in lines if ln and not _NOISE_LINE.match(ln)]
+    return [clean for clean, _ in _tagged_lines(result)]
+
+
+def _tagged_lines(result: str) -> list[tuple[str, str]]:
+    """Each meaningful line as ``(its text, tags left out; the line verbatim)``."""
+    out = []
+    for line in plain(result).splitlines():
+        verbatim = line.strip()
+        clean = _TAGS.sub("", verbatim).strip()
+        if clean and not _NOISE_LINE.match(clean):
+            out.append((clean, verbatim))
+    return out
 
 
 def error_line(result: str) -> str:
-    """The key line of a failed result: the last exception, compiler, test or patch error line, else the
-    last line that names an error, else the first line."""
-    lines = _lines(result)
+    """The key line of a failed result, verbatim (``<tool_use_error>`` and all): the last exception,
+    compiler, test or patch error line, else the last line that names an error, else the first line."""
+    lines = _tagged_lines(result)
     for pattern in (_KEY_ERROR_LINE, _ERROR_LINE, _WEAK_ERROR_LINE):
-        hit = next((ln for ln in reversed(lines) if pattern.search(ln)), "")
+        hit = next((verbatim for clean, verbatim in reversed(lines) if pattern.search(clean)), "")
         if hit:
             return hit
-    return lines[0] if lines else ""
+    return lines[0][1] if lines else ""
 
 
 def outcome_lines(result: str, limit: int = 3) -> list[str]:

@@ -147,7 +147,7 @@ def test_errors_only_from_failing_calls_and_resolved_by_a_later_success():
     out = summarize(turns)
     assert "ValidationError" not in out  # a file's contents are no error
     assert "Resolved error: `pytest -q` — exit 1: E AssertionError: 3 != 4" in section(out, "## Critical Context")
-    assert section(out, "## Blocked") == "- `npm run build` — Command timed out after 2m"
+    assert section(out, "## Blocked") == "- `npm run build` — <tool_use_error>Command timed out after 2m</tool_use_error>"  # verbatim
     # the distinct outcomes of its runs, a failed run's counts too, the latest last
     assert "RUN `pytest -q` — ok: `1 failed, 9 passed` | `10 passed in 0.2s` (2 runs)" in out
     assert "TRIED `pytest -q` — failed with `E AssertionError: 3 != 4` → then worked: `10 passed in 0.2s`" in out
