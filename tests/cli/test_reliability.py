@@ -900,7 +900,8 @@ def _session(count: int = 2000) -> list:
 
 def test_ten_compactions_of_one_session_cost_about_one_copy(tmp_path):
     """Compaction k compacts the session's first 200k messages (the session as it grows), all
-    into one store: it holds each message once, so ten cost <= 1.3x the input of the last."""
+    into one store: it holds each message once, so ten cost <= 1.35x the input of the last (1.31x
+    since the summaries keep what a successor needs, issue 28)."""
     from hermesctx.store import Store
 
     messages = _session()
@@ -921,7 +922,7 @@ def test_ten_compactions_of_one_session_cost_about_one_copy(tmp_path):
     print(f"\nten compactions of a 2,000-message session: input {len(doc):,} bytes, store {stats['bytes']:,} "
           f"bytes = {ratio:.2f}x; {stats['messages']:,} messages stored as {stats['unique_messages']:,}")
     assert stats["spans"] == 10 and stats["unique_messages"] <= 2000
-    assert ratio <= 1.3  # the messages once (deflated), ten summaries, the newest one searchable
+    assert ratio <= 1.35  # the messages once (deflated), ten summaries, the newest one searchable
     stats_line = _cli("recall", "--stats", "--archive", path)
     assert stats_line.returncode == 0 and json.loads(stats_line.stdout)["spans"] == 10
 
