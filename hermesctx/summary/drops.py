@@ -4,17 +4,19 @@ The facts are what a successor agent needs from the region, drawn from its tool 
 assistant's prose and the user's turns (:mod:`hermesctx.summary.ledger`), not from the names of
 its files and commands, which every method keeps:
 
-* ``error``: the key line of each failed call (exception, compiler, test or patch error);
-* ``outcome``: what commands printed of their outcome (test counts, files changed, versions);
-* ``value``: lines of results holding a value that a later turn uses;
+* ``error``: the key line of every failed call (exception, compiler, test or patch error), verbatim;
+* ``outcome``: what every run printed of its outcome (test counts, files changed, versions);
+* ``value``: the settings (``key: value`` lines) results showed whose value a later turn uses;
 * ``change``: per changed file, the most distinctive line its last successful change added;
 * ``decision``: the assistant's diagnoses and decisions with their reasons;
 * ``constraint``: the user's constraints and preferences;
 * ``next``: the open next step.
 
 A fact survives when its text (whitespace folded, at most ``PROBE_CHARS`` characters of it) is
-found anywhere in the output: a message's text or a tool call's arguments. The figure
-``survived / facts`` is what the report shows in place of a coverage of names.
+found anywhere in the output: a message's text or a tool call's arguments. A fact the turns kept
+around the region say too is not counted (it was never at risk). The figure ``survived / facts``
+is what the report shows in place of a coverage of names; ``make eval`` gives its correlation
+with what a successor keeps (docs/eval.md).
 """
 
 from __future__ import annotations
