@@ -67,6 +67,12 @@ EXPECTED = [
     ("gemini-cli-*", "*.json", "gemini"),
     ("copilot-cli-*", "*.jsonl", "copilot"),
     ("goose-*", "*.db", "goose"),
+    # the held-out sets of docs/eval.md: OWNER-REPO-AGENT folders
+    ("*-claude", "*.jsonl", "claude-code"),
+    ("*-claude-code", "*.jsonl", "claude-code"),
+    ("*-codex-legacy", "*.jsonl", "codex"),
+    ("*-opencode", "*.db", "opencode-go"),
+    ("*-gemini", "*.json", "gemini"),
 ]
 
 # Files every command must refuse (exit 3, one line), with why: no transcript in them.
