@@ -67,7 +67,7 @@ _FAIL_TEXT = lazyre.compile(r"<tool_use_error>|verification failed|^Error:|^ERRO
 _ERROR_LINE = lazyre.compile(r"\b(error|exception|timed out|timeout|fatal|denied|not found|no such file|cannot|could not|"
                          r"unable|panic|assert(?:ion)?|expected|failed to|missing|undefined|refused)|\w+Error\b", lazyre.I)
 # the key line of a failure, strongest first: an exception line, a compiler / patch / test error
-_KEY_ERROR_LINE = lazyre.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b\s*:|^E\s{2,}\S|^FAILED\b|"
+_KEY_ERROR_LINE = lazyre.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt)\b\s*:|^E\s{2,}\S|^FAILED\b|^ERROR \S+ - |"
                              r"\berror(?:\[\w+\])?:|^fatal:|Failed to find|^npm ERR!|\bpanicked at\b|"
                              r"\b(?:timed out|Timeout)\b", lazyre.I)
 _WEAK_ERROR_LINE = lazyre.compile(r"\b(failed|failure|invalid|traceback)\b", lazyre.I)

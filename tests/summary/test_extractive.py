@@ -549,3 +549,17 @@ def test_constraints_take_the_first_five_sentences_of_an_ask_and_next_steps_any_
     assert led.next_step == "Let me fix both tests next."
     curly = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "I’ll wire the form into App.tsx."}]
     assert extract(curly).next_step == "I’ll wire the form into App.tsx."
+
+
+def test_pytest_short_summary_lines_are_the_key_line_of_a_failed_run():
+    """pytest's `ERROR path - Exception: ...` and `FAILED path::test - ...` name the test and the
+    error: they are the key line, over the `E   ...` lines of the traceback above them."""
+    from hermesctx.summary.ledger import error_line
+
+    out = ("==== ERRORS ====\nE   json.decoder.JSONDecodeError: Invalid \\escape: line 85\n"
+           "=== short test summary info ===\n"
+           "ERROR tests/test_schema.py - json.decoder.JSONDecodeError: Invalid \\escape: line 85\n"
+           "!!!!!!!! Interrupted: 1 error during collection !!!!!!!!\n1 error in 0.31s")
+    assert error_line(out) == "ERROR tests/test_schema.py - json.decoder.JSONDecodeError: Invalid \\escape: line 85"
+    assert error_line("FAILED tests/t.py::test_x - AssertionError: 3 != 4\n1 failed in 0.1s") == \
+        "FAILED tests/t.py::test_x - AssertionError: 3 != 4"
