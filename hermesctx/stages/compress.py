@@ -581,7 +581,7 @@ def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict,
               "focus": attempt["focus"]}
     # the facts of the compacted region that survive nowhere in the output (D16)
     report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path")) if note else None,
-                                        kept=messages[:start] + messages[end:], ledgers=ledgers)
+                                        kept=messages[:start] + messages[end:], after=messages[end:], ledgers=ledgers)
     if usage:
         report["summary_usage"] = usage
     if after_tokens >= before_tokens:

@@ -336,7 +336,7 @@ class Ledgers:
     last_assistant: str = ""  # redacted
     next_step: str = ""
     steps: int = 0
-    facts: list = field(default_factory=list)  # (position, line): values read that a later turn uses
+    facts: list = field(default_factory=list)  # (position, line): settings read whose value a later turn uses
     tried: list = field(default_factory=list)  # (key, failure lines, what then worked, position)
     pending: dict = field(default_factory=dict)  # key -> the failure lines since its last success
     # every failure's key line and every run's outcome lines as they came, (kind, text): the drop
