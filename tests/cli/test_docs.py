@@ -82,29 +82,56 @@ def test_the_readme_has_examples_for_run_and_config():
     assert len(flat) >= 10
 
 
+def run_line(line: str, tmp: str, environ: dict) -> str:
+    """Run one example line as the README writes it (pipes, redirections, ``# exit N``); what it
+    printed on stdout (unless redirected) and stderr."""
+    segments, stdin_path, stdout_path, expected = parse(line, tmp)
+    stdin = open(stdin_path, "rb").read() if stdin_path else b""
+    printed = []
+    for i, argv in enumerate(segments):
+        if argv[0] == "echo":
+            stdin = (" ".join(argv[1:]) + "\n").encode()
+            continue
+        assert argv[0] == "hermesctx", line
+        result = invoke(argv[1:], stdin, environ=environ)
+        want = expected if i == len(segments) - 1 else 0
+        assert result.status == want, f"{line}\n-> exit {result.status}: {result.stderr}"
+        printed.append(result.stderr)
+        stdin = result.stdout
+    if stdout_path:
+        with open(stdout_path, "wb") as handle:
+            handle.write(stdin)
+    else:
+        if expected == 0:
+            assert stdin.strip() or "".join(printed).strip(), f"{line}: no output"
+        printed.append(stdin.decode("utf-8", "replace"))
+    return "".join(printed)
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=[b[0][:50] for b in BLOCKS])
 def test_readme_examples_run(block, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    tmp = str(tmp_path)
     # a spill directory named in a config file stays out of the real /tmp
-    environ = {"HERMESCTX_SPILL_DIR": os.path.join(tmp, "spill-from-config")}
+    environ = {"HERMESCTX_SPILL_DIR": os.path.join(str(tmp_path), "spill-from-config")}
     for line in block:
-        segments, stdin_path, stdout_path, expected = parse(line, tmp)
-        stdin = open(stdin_path, "rb").read() if stdin_path else b""
-        for i, argv in enumerate(segments):
-            if argv[0] == "echo":
-                stdin = (" ".join(argv[1:]) + "\n").encode()
-                continue
-            assert argv[0] == "hermesctx", line
-            result = invoke(argv[1:], stdin, environ=environ)
-            want = expected if i == len(segments) - 1 else 0
-            assert result.status == want, f"{line}\n-> exit {result.status}: {result.stderr}"
-            stdin = result.stdout
-        if stdout_path:
-            with open(stdout_path, "wb") as handle:
-                handle.write(stdin)
-        elif expected == 0:
-            assert stdin.strip() or result.stderr.strip(), f"{line}: no output"
+        run_line(line, str(tmp_path), environ)
+
+
+RECIPES = re.findall(r"```sh\n(.*?)```\s*```text\n(.*?)```",
+                     README.read_text(encoding="utf-8").split("## Recipes", 1)[1], re.S)
+
+
+@pytest.mark.parametrize(("commands", "shown"), RECIPES, ids=[c.splitlines()[0][:50] for c, _ in RECIPES])
+def test_readme_recipes_print_what_the_readme_shows(commands, shown, tmp_path, monkeypatch):
+    """A recipe's output block is what its commands print (stdout unless redirected, and stderr),
+    line for line ("..." stands for lines left out)."""
+    monkeypatch.chdir(ROOT)
+    environ = {"HERMESCTX_SPILL_DIR": os.path.join(str(tmp_path), "spill-from-config")}
+    printed = "".join(run_line(line, str(tmp_path), environ) for line in commands.strip().splitlines())
+    lines = [line.rstrip() for line in printed.splitlines()]
+    for line in shown.strip().splitlines():
+        if line != "...":
+            assert line.rstrip() in lines, f"the README shows a line its recipe does not print: {line!r}"
 
 
 @pytest.mark.parametrize("name", [sub.name for sub in tree().subcommands])
