@@ -80,9 +80,9 @@ READ_ONLY = lazyre.compile(r"^(?:cd \S+ &&\s*)?(?:sed -n|cat(?!\s[^|;&]*>)|head|
 _TAGS = lazyre.compile(r"</?(?:tool_use_error|error|output|stderr)>")
 # what a command's output says of its outcome: counts, versions, summaries
 _OUTCOME_LINE = lazyre.compile(
-    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|(?:doc)?tests?|examples?|failures?|files? changed|"
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|(?:doc)?tests?|failures?|files? changed|"
     r"insertions?|deletions?|warnings?|problems?|packages?|modules?|rows?|matches|lines?|pages|files?|"
-    r"vulnerabilit(?:y|ies))\b|\bRan \d+ tests?\b|\bTests?:\s+\d+|\bTest (?:Suites|Files)\b|"
+    r"vulnerabilit(?:y|ies))\b|\b\d+ examples?, \d+ failures?|\bRan \d+ tests?\b|\bTests?:\s+\d+|\bTest (?:Suites|Files)\b|"
     r"^OK\b|\bBUILD (?:SUCCESS|FAILED)\b|\bBuild (?:succeeded|failed|complete)|\bfound \d+\b|"
     r"\b(?:Successfully|Compiled|Built|Finished|Done in|Installed|Created|Updated|Deleted)\b|"
     r"\b(?:version|v)\s?\d+\.\d+(?:\.\d+)?\b|\b\d+\.\d+\.\d+\b|\bexit(?:ed)? (?:code|status)\b|"
