@@ -18,6 +18,7 @@ measurement. Whoever tunes the summarizer must not read holdout rows while tunin
 
     python eval/run.py                                   # the fixtures of eval/fixtures.py
     python eval/run.py --dir ../shared/real-logs [--split tune|holdout|all] [--rows]
+    python eval/run.py --dir SET1 --dir SET2 --split all     # several sets pooled
 """
 
 from __future__ import annotations
@@ -355,7 +356,9 @@ def report(rows: list[dict], skipped: list[dict], split: str, holdout: list[str]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dir", help="a directory of agent logs (any format hermesctx reads)")
+    parser.add_argument("--dir", action="append", default=[],
+                        help="a directory of agent logs (any format hermesctx reads); repeat it to pool several "
+                             "(each transcript is then named DIR-NAME/PATH)")
     parser.add_argument("--exclude", action="append", default=[], help="skip paths containing this (repeatable)")
     parser.add_argument("--split", choices=("tune", "holdout", "all"), default="tune",
                         help="tune (default): the files not held out; holdout: only the held-out ~40 %%")
@@ -371,9 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.dir:
-        root = Path(args.dir)
-        files = list_dir(root, args.exclude)
-        sources = load_dir(root, files)
+        sources = {}
+        for folder in args.dir:
+            root = Path(folder)
+            found = load_dir(root, list_dir(root, args.exclude))
+            sources.update(found if len(args.dir) == 1 else {f"{root.name}/{n}": v for n, v in found.items()})
     else:
         sources = {name: (name, messages) for name, messages in fixture_transcripts().items()}
     holdout = [n for n in sources if held_out(n)]
