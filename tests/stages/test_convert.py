@@ -9,6 +9,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from conftest import EXAMPLES, FIXTURES, invoke
 
 from hermesctx import formats, jsonio
@@ -722,3 +724,46 @@ def test_a_role_that_is_not_a_string_cannot_be_converted(target):
     r = invoke(["convert", "--lenient", "--to", target], doc)
     assert r.status == 3 and r.stdout == b""
     assert r.stderr.strip().endswith(f"messages[0]: role must be a string, got an array: it cannot be written as {target}")
+
+
+def _responses_items(draw_steps) -> list[dict]:
+    """Responses items from steps: a turn makes calls, messages may come before their outputs, an
+    output may be missing (a call never answered)."""
+    items, k = [], 0
+    for step, n, answered, interrupt in draw_steps:
+        if step == "say":
+            items.append({"type": "message", "role": n, "content": [{"type": "input_text", "text": f"m{len(items)}"}]})
+            continue
+        ids = [f"c{k + j}" for j in range(n)]
+        k += n
+        items += [{"type": "function_call", "call_id": c, "name": "shell", "arguments": "{}"} for c in ids]
+        if interrupt:
+            items.append({"type": "message", "role": interrupt, "content": [{"type": "input_text", "text": f"m{len(items)}"}]})
+        items += [{"type": "function_call_output", "call_id": c, "output": f"o-{c}"} for c in ids[:answered]]
+    return items
+
+
+_ROLES = st.sampled_from(["user", "developer", "assistant"])
+_STEPS = st.lists(st.one_of(
+    st.tuples(st.just("say"), _ROLES, st.just(0), st.none()),
+    st.integers(1, 3).flatmap(lambda n: st.tuples(st.just("calls"), st.just(n), st.integers(0, n),
+                                                  st.one_of(st.none(), _ROLES)))), max_size=12)
+
+
+@given(steps=_STEPS)
+def test_responses_items_fold_with_every_answered_call_next_to_its_result_and_nothing_lost(steps):
+    from hermesctx.formats.responses import Folder
+
+    items = _responses_items(steps)
+    folder = Folder({})
+    for item in items:
+        folder.add(item)
+    out = folder.finish()
+    said = sorted(i["content"][0]["text"] for i in items if i["type"] == "message")
+    assert sorted(content_text(m["content"]) for m in out if m["role"] != "tool" and m.get("content")) == said
+    answered = {i["call_id"] for i in items if i["type"] == "function_call_output"}
+    kept = [m["tool_call_id"] for m in out if m["role"] == "tool"]
+    assert sorted(kept) == sorted(answered)  # every output read, once
+    # an output comes right after its call's turn, unless an assistant turn came between (the model moved on)
+    if not any(step == "calls" and interrupt == "assistant" for step, _n, _a, interrupt in steps):
+        assert is_valid_openai(out)
