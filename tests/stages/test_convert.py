@@ -9,9 +9,9 @@ import json
 import random
 
 import pytest
+from conftest import EXAMPLES, FIXTURES, invoke
 from hypothesis import given
 from hypothesis import strategies as st
-from conftest import EXAMPLES, FIXTURES, invoke
 
 from hermesctx import formats, jsonio
 from hermesctx.formats import anthropic
