@@ -342,6 +342,7 @@ class Ledgers:
     # every failure's key line and every run's outcome lines as they came, (kind, text): the drop
     # ledger counts them all, where the command ledger keeps the first failure and the latest outcomes
     seen: list = field(default_factory=list)
+    printed: dict = field(default_factory=dict)  # outcome line -> the commands that printed it
 
     def file(self, path: str, step: int) -> FileEntry:
         path = path.strip().strip("`'\"")
@@ -526,6 +527,8 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
         ledgers.tests.append(test_line)
     said = [one_line(x, 300) for x in outcome_lines(redacted())] if result and not READ_ONLY.match(command) else []
     ledgers.seen += [("outcome", x) for x in said]
+    for line in said:
+        ledgers.printed.setdefault(line, set()).add(command)
     # each run's outcome (a timing, a count; a failed run's counts too) may differ: the distinct ones, the latest last
     entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
     if bad:
@@ -648,7 +651,25 @@ def extract(turns: list, after: list = ()) -> Ledgers:
         elif role == "system" and is_summary_content(msg.get("content")):
             led.summaries.append(strip_summary_prefix(text_view(msg.get("content"))))
         i += 1
+    _drop_banners(led)
     return led
+
+
+BANNER_COMMANDS = 5  # a line this many different commands printed, half of those that printed any ...
+
+
+def _drop_banners(led: Ledgers) -> None:
+    """... is what the shell prints before every command (`Now using node v22.20.0 (npm v10.9.3)`,
+    a conda or nvm banner), not an outcome: it leaves the commands' outcomes and the drop ledger."""
+    if not led.printed:
+        return
+    printers = len({c for commands in led.printed.values() for c in commands})
+    banners = {line for line, commands in led.printed.items()
+               if len(commands) >= max(BANNER_COMMANDS, printers / 2)}
+    if banners:
+        for entry in led.commands.values():
+            entry.outcome_lines = [x for x in entry.outcome_lines if x not in banners]
+        led.seen = [(kind, text) for kind, text in led.seen if kind != "outcome" or text not in banners]
 
 
 def _later_uses(turns: list) -> dict:

@@ -563,3 +563,20 @@ def test_pytest_short_summary_lines_are_the_key_line_of_a_failed_run():
     assert error_line(out) == "ERROR tests/test_schema.py - json.decoder.JSONDecodeError: Invalid \\escape: line 85"
     assert error_line("FAILED tests/t.py::test_x - AssertionError: 3 != 4\n1 failed in 0.1s") == \
         "FAILED tests/t.py::test_x - AssertionError: 3 != 4"
+
+
+def test_a_line_the_shell_prints_before_every_command_is_no_outcome():
+    banner = "Now using node v22.20.0 (npm v10.9.3)"
+    turns = [{"role": "user", "content": "Set the project up."}]
+    for k, (command, out) in enumerate([("git fetch", ""), ("npm ci", "added 212 packages in 4s"),
+                                        ("npm run build", "Compiled successfully in 2.1s"), ("date", "2026-11-28"),
+                                        ("npx tsc --version", "Version 5.4.5"), ("npm test", "Tests: 12 passed")]):
+        turns += [assistant("", call(f"c{k}", "Bash", {"command": command})),
+                  tool(f"c{k}", f"Exit code 0\n{banner}\n{out}".rstrip())]
+    led = extract(turns)
+    assert all(banner not in c.outcome_lines for c in led.commands.values())
+    assert led.commands["npm ci"].outcome_lines == ["added 212 packages in 4s"]
+    assert ("outcome", banner) not in facts(turns) and ("outcome", "Tests: 12 passed") in facts(turns)
+    assert banner not in summarize(turns)
+    # a line three commands print is an outcome still (a build run three ways says the same)
+    assert ("outcome", banner) in facts(turns[:7])
