@@ -197,15 +197,16 @@ def _items(led: Ledgers, root: str, goal_from_previous: bool) -> list[_Item]:
         if c.ok and not said_lines and c.first_failure == "" and READ_ONLY.match(c.command):
             continue  # what a read printed is in the facts, not in a line that names the command alone
         outcome = c.outcome.split(";", 1)[0] if said_lines else c.outcome  # the lines say the test counts
+        shown = said_lines or ([c.last_line] if c.last_line else [])  # never listed without what it printed
         text = f"RUN `{c.command}` — {outcome}"
-        if said_lines:
-            text += ": " + " | ".join(f"`{x}`" for x in said_lines)
+        if shown:
+            text += ": " + " | ".join(f"`{x}`" for x in shown)
         if c.runs > 1:
             text += f" ({c.runs} runs)"
         add(ACTIONS, text, (3 if c.failure_line and c.ok else 1 if said_lines else -1) + (0 if c.ok else 1),
             key=c.command, recency=c.last,
             short=f"RUN `{one_line(c.command, 70)}` — {c.outcome.split(';', 1)[0]}"
-                  + (f": `{one_line(said_lines[-1], 120)}`" if said_lines else ""))
+                  + (f": `{one_line(shown[-1], 120)}`" if shown else ""))
     for key, failures, worked, pos in led.tried:  # what failed, then what worked: the pair
         text = f"TRIED `{key}` — failed with " + "; then ".join(f"`{x}`" for x in failures[-3:])
         add(ACTIONS, f"{text} → then worked: `{worked}`", 5, key=f"tried {key} {pos}", recency=pos,

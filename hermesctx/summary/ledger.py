@@ -308,6 +308,7 @@ class CommandEntry:
     last: int = 0
     failure_line: str = ""  # the key line of its first failure
     outcome_lines: list = field(default_factory=list)  # what its last run printed of its outcome
+    last_line: str = ""  # what a run with no outcome line printed last
 
 
 @record
@@ -529,6 +530,11 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
     ledgers.seen += [("outcome", x) for x in said]
     for line in said:
         ledgers.printed.setdefault(line, set()).add(command)
+    shown = said
+    if not said and not bad and result and not READ_ONLY.match(command):
+        # no outcome line: its last line says what it did (a command is never listed without its output)
+        shown = [one_line(x, 120) for x in _lines(redacted())[-1:] if not _TRIVIAL.match(x)]
+        entry.last_line = shown[0] if shown else entry.last_line
     # each run's outcome (a timing, a count; a failed run's counts too) may differ: the distinct ones, the latest last
     entry.outcome_lines = list(dict.fromkeys([*entry.outcome_lines, *said]))[-OUTCOMES_KEPT:]
     if bad:
@@ -541,9 +547,9 @@ def _record_command(ledgers: Ledgers, command: str, bad: bool, result: str, reda
             _tried(ledgers, command, step, failure=line)
     else:
         outcome = f"exit {code}" if code is not None else ("ok" if result else "no output")
-        if command in ledgers.pending:
-            said = said or [one_line(x, 300) for x in _lines(redacted())[-1:]]
-            _tried(ledgers, command, step, worked=said[-1] if said else None)
+        if command in ledgers.pending:  # what worked: its outcome, else what it printed last (a read too)
+            worked = said or [one_line(x, 300) for x in _lines(redacted())[-1:]]
+            _tried(ledgers, command, step, worked=worked[-1] if worked else None)
         if command in ledgers.errors:
             ledgers.errors[command].resolved = True
     entry.outcome, entry.ok = outcome + (f"; {test_line}" if test_line else ""), not bad

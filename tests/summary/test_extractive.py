@@ -580,3 +580,14 @@ def test_a_line_the_shell_prints_before_every_command_is_no_outcome():
     assert banner not in summarize(turns)
     # a line three commands print is an outcome still (a build run three ways says the same)
     assert ("outcome", banner) in facts(turns[:7])
+
+
+def test_a_command_whose_output_has_no_outcome_line_is_listed_with_its_last_line():
+    turns = [{"role": "user", "content": "What is the MANA total supply?"},
+             assistant("", call("a", "Bash", {"command": "ruby q1/solve.rb"})),
+             tool("a", "Exit code 0\nfetching block 123\n4644407.770269 MANA"),
+             assistant("", call("b", "Bash", {"command": "git push"})), tool("b", "Exit code 0\n}")]
+    out = section(summarize(turns), "## Completed Actions")
+    assert "RUN `ruby q1/solve.rb` — exit 0: `4644407.770269 MANA`" in out
+    assert "RUN `git push` — exit 0" in out and "`}`" not in out  # a trivial last line says nothing
+    assert ("outcome", "4644407.770269 MANA") not in facts(turns)  # shown, but no outcome the ledger counts
