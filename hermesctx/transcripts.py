@@ -322,13 +322,20 @@ def warn_lost(env: Env, doc: jsonio.Document) -> None:
 
 
 def segments_left_out(info: dict) -> list[str]:
-    """What a session log read from its last compaction boundary (the default: the context the
-    model saw) left out, said rather than lost silently: [] or one line."""
+    """What a session log left out of the transcript, said rather than lost silently: what came
+    before its last compaction boundary (by default only the context the model saw after it is
+    read), and the branches a rewind left (the user went back and asked again: the model never
+    saw them after that)."""
+    lines = []
     dropped = info.get("dropped_before_compaction")
-    if not dropped:
-        return []
-    return [f"{plural(dropped, 'message event')} before the session's last compaction boundary not read "
-            "(the context the model saw after it); --all-segments reads them"]
+    if dropped:
+        lines.append(f"{plural(dropped, 'message event')} before the session's last compaction boundary not "
+                     "read (the context the model saw after it); --all-segments reads them")
+    abandoned = info.get("abandoned_branch_entries")
+    if abandoned:
+        lines.append(f"{plural(abandoned, 'entry', 'entries')} on branches a rewind left not read (the user went "
+                     "back and asked again: the transcript is the branch the session went on with)")
+    return lines
 
 
 def write_back(env: Env, doc: jsonio.Document, result: Any, target: str | None,
