@@ -16,6 +16,7 @@ is counted in ``counts`` (``what -> n``) for the command to report.
 
 from __future__ import annotations
 
+from hermesctx.messages import ANTHROPIC, detect_format
 from hermesctx.record import record
 from hermesctx.wire import params
 from hermesctx.wire.onepass import CALLED, KEYED, LISTED, answers, by_role, oa_unpaired, one_pass
@@ -586,6 +587,11 @@ def anthropic_request(body: Any, counts: dict | None = None, ready: bool = False
         out = messages
     else:
         out = list(anthropic_messages(messages, counts, state))
+    if top.get("system") is _DROP and detect_format({"messages": out}) != ANTHROPIC:
+        # with its empty system gone nothing says Anthropic: read again, the body is an OpenAI one,
+        # so it is written as that send path writes it (adjacent user texts merged, as the API
+        # itself combines them), and a second pass changes nothing
+        out = list(_merge_users(out, counts))
     return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
 
 
