@@ -587,12 +587,13 @@ def anthropic_request(body: Any, counts: dict | None = None, ready: bool = False
         out = messages
     else:
         out = list(anthropic_messages(messages, counts, state))
-    if top.get("system") is _DROP and detect_format({"messages": out}) != ANTHROPIC:
+    new = _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
+    if top.get("system") is _DROP and detect_format(new) != ANTHROPIC:
         # with its empty system gone nothing says Anthropic: read again, the body is an OpenAI one,
         # so it is written as that send path writes it (adjacent user texts merged, as the API
         # itself combines them), and a second pass changes nothing
-        out = list(_merge_users(out, counts))
-    return _rebuilt(body, messages, out, ANTHROPIC_REQUEST_KEYS, counts, top)
+        new["messages"] = list(_merge_users(new["messages"], counts))
+    return new
 
 
 def anthropic_system(system: Any, state: AnthropicState, counts: dict) -> Any:
