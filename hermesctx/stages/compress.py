@@ -530,13 +530,13 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
     topic = focus or auto_focus_topic(pruned)
     budget = summary_budget(tokens.rough_messages(turns), max_summary_tokens)
-    original = middle(messages)
+    original, after = middle(messages), messages[end:]
     request = SummaryRequest(prompt=build_prompt(serialize_turns(turns), budget=budget, previous_summary=previous,
                                                  focus=topic, today=today),
                              budget_tokens=budget, turns=original, previous_summary=previous, focus=topic,
-                             ledgers=extract(original, messages[end:]),
+                             ledgers=extract(original, after),
                              cut_before=_cut_edits(messages, pruned, range(start)),
-                             cut_after=_cut_edits(messages, pruned, range(end, n)), after=messages[end:],
+                             cut_after=_cut_edits(messages, pruned, range(end, n)), after=after,
                              **live_request(messages, start, end, top=top, budget=budget, previous_summary=previous,
                                             focus=topic, today=today))
     attempt = _summarize(request, turns, previous,
@@ -562,9 +562,10 @@ def compress_messages(messages: list, *, summarizer, fallback_summarizer=None, p
 
 
 def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict, compaction: dict, archive,
-              note: dict | None, stripped: int, ledgers=None) -> tuple[list, dict]:
+              note: dict | None, stripped: int, ledgers) -> tuple[list, dict]:
     """The report of a compaction (Hermes's lines, the drop ledger, warnings), and the input kept
-    instead when the output would not be smaller."""
+    instead when the output would not be smaller (``ledgers``: those of ``turns``, extracted once
+    for the summary and the drop ledger)."""
     from hermesctx.summary.drops import drop_ledger
 
     n, start, end = len(messages), compaction["start"], compaction["end"]
@@ -581,7 +582,7 @@ def _measured(messages: list, out: list, base: dict, turns: list, attempt: dict,
               "focus": attempt["focus"]}
     # the facts of the compacted region that survive nowhere in the output (D16)
     report["drop_ledger"] = drop_ledger(turns, out, archive=(note.get("span") or note.get("path")) if note else None,
-                                        kept=messages[:start] + messages[end:], after=messages[end:], ledgers=ledgers)
+                                        kept=messages[:start] + messages[end:], ledgers=ledgers)
     if usage:
         report["summary_usage"] = usage
     if after_tokens >= before_tokens:

@@ -221,7 +221,7 @@ def _tagged_lines(result: str) -> list[tuple[str, str]]:
     out = []
     for line in plain(result).splitlines():
         verbatim = line.strip()
-        clean = _TAGS.sub("", verbatim).strip()
+        clean = _TAGS.sub("", verbatim).strip() if "<" in verbatim else verbatim
         if clean and not _NOISE_LINE.match(clean):
             out.append((clean, verbatim))
     return out

@@ -30,9 +30,9 @@ def _session() -> str:
     return "\n".join(json.dumps(e) for e in events) + "\n"
 
 
-def _convert(tmp_path, *flags):
+def _convert(tmp_path, *flags, session=None):
     path = tmp_path / "session.jsonl"
-    path.write_text(_session())
+    path.write_text(session or _session())
     proc = subprocess.run([sys.executable, "-m", "hermesctx", "convert", "--to", "openai", *flags, str(path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -66,11 +66,6 @@ def test_the_branch_a_rewind_left_is_said_when_left_out(tmp_path):
         _event("a2", "u2", "assistant", {"id": "m2", "role": "assistant", "content": [
             {"type": "text", "text": "Done in Rust."}]}),
     ]
-    path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "hermesctx", "convert", "--to", "openai", str(path)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    messages = json.loads(proc.stdout)["messages"]
+    messages, err = _convert(tmp_path, session="\n".join(json.dumps(e) for e in events) + "\n")
     assert [m["content"] for m in messages] == ["write the parser in Rust instead", "Done in Rust."]
-    assert "3 entries on branches a rewind left not read" in proc.stderr
+    assert "3 entries on branches a rewind left not read" in err
